@@ -1,0 +1,248 @@
+"""One configuration, from (lowest to highest precedence): defaults, the user file
+(``~/.config/engram/config.toml``), the project file (``engram.toml``, found upwards from the
+working directory), ``ENGRAM_*`` environment variables (``ENGRAM_STORE__BACKEND=lancedb``), and
+CLI flags.
+
+Validation has two phases: the plugin is picked by name (``[store] backend = "sqlite"``), then the
+section's other keys are validated against that plugin's own options model. Errors name the field
+path and the file, and say how to fix it.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from engram.errors import ConfigError
+from engram.models import FusionMethod, SearchMode
+from engram.registry import Kind, Registry
+
+PROJECT_FILE = "engram.toml"
+DEFAULT_STORE = "sqlite"
+DEFAULT_EMBEDDER = "local"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _PluginSection(BaseModel):
+    """A section that names a plugin; every other key belongs to that plugin's options model."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def options(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class StoreConfig(_PluginSection):
+    backend: str = DEFAULT_STORE
+
+
+class EmbedderConfig(_PluginSection):
+    provider: str = DEFAULT_EMBEDDER
+
+
+class VaultConfig(_Section):
+    paths: list[Path] = Field(default_factory=lambda: [Path(".")])
+    include: list[str] = Field(default_factory=lambda: ["**/*.md", "**/*.markdown"])
+    exclude: list[str] = Field(default_factory=list)
+    respect_gitignore: bool = True
+    max_file_bytes: int = Field(default=5_000_000, gt=0)
+
+
+class ChunkingConfig(_Section):
+    strategy: Literal["markdown", "tokens"] = "markdown"
+    max_tokens: int = Field(default=400, ge=16, le=8192)
+    overlap: int = Field(default=80, ge=0)
+
+    @model_validator(mode="after")
+    def _overlap_smaller(self) -> ChunkingConfig:
+        if self.overlap >= self.max_tokens:
+            raise ValueError(f"overlap ({self.overlap}) must be smaller than max_tokens ({self.max_tokens})")
+        return self
+
+    def describe(self) -> str:
+        """The chunker part of a store's index identity."""
+        return f"{self.strategy}:{self.max_tokens}/{self.overlap}"
+
+
+class SearchConfig(_Section):
+    mode: SearchMode = "hybrid"
+    fusion: FusionMethod = "weighted"
+    vector_weight: float = Field(default=0.7, ge=0)
+    keyword_weight: float = Field(default=0.3, ge=0)
+    limit: int = Field(default=6, ge=1, le=1000)
+    min_score: float = Field(default=0.35, ge=0, le=1)
+    candidate_multiplier: int = Field(default=4, ge=1, le=50)
+    rrf_k: int = Field(default=60, ge=1)
+    searcher: str = "default"
+
+
+class CacheConfig(_Section):
+    enabled: bool = True
+    path: Path = Path(".engram/embeddings.sqlite")
+
+
+class EngramConfig(BaseSettings):
+    """The whole configuration. ``root`` is the project folder; relative paths resolve against it."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="ENGRAM_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        nested_model_default_partial_update=True,
+    )
+
+    # Set by load_config before validation; not read from files or the environment.
+    _toml_files: ClassVar[list[Path]] = []
+
+    root: Path = Field(default_factory=Path.cwd, exclude=True)
+    store: StoreConfig = Field(default_factory=StoreConfig)
+    embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
+    vault: VaultConfig = Field(default_factory=VaultConfig)
+    chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
+    search: SearchConfig = Field(default_factory=SearchConfig)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        files = [TomlConfigSettingsSource(settings_cls, toml_file=p) for p in cls._toml_files]
+        # Earlier sources win: CLI (init) > env > project file > user file.
+        return (init_settings, env_settings, *files)
+
+    def resolve(self, path: Path | str) -> Path:
+        """A configured path made absolute against the project root."""
+        p = Path(path).expanduser()
+        return p if p.is_absolute() else (self.root / p)
+
+
+def user_config_path() -> Path:
+    explicit = os.environ.get("ENGRAM_USER_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "engram" / "config.toml"
+
+
+def find_project_file(start: Path | None = None) -> Path | None:
+    """``$ENGRAM_CONFIG``, else the nearest ``engram.toml`` from ``start`` upwards."""
+    explicit = os.environ.get("ENGRAM_CONFIG")
+    if explicit:
+        path = Path(explicit).expanduser().resolve()
+        if not path.is_file():
+            raise ConfigError(f"ENGRAM_CONFIG points to {path}, which is not a file; fix or unset it")
+        return path
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / PROJECT_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(
+    overrides: dict[str, Any] | None = None,
+    *,
+    project_file: Path | None = None,
+    start: Path | None = None,
+) -> EngramConfig:
+    """Read every source, validate, and return the config in effect."""
+    project = project_file.resolve() if project_file else find_project_file(start)
+    if project is not None and not project.is_file():
+        raise ConfigError(f"config file {project} does not exist")
+    user = user_config_path()
+    files = [f for f in (project, user) if f is not None and f.is_file()]
+    for f in files:
+        _check_toml(f)
+    root = project.parent if project else (start or Path.cwd()).resolve()
+    data = dict(overrides or {})
+    data.setdefault("root", root)
+    EngramConfig._toml_files = files
+    try:
+        return EngramConfig(**data)
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, files)) from None
+    finally:
+        EngramConfig._toml_files = []
+
+
+def parse_overrides(pairs: list[str]) -> dict[str, Any]:
+    """``["store.backend=lancedb", "search.limit=10"]`` → nested dict (values parsed as TOML)."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set expects KEY=VALUE (e.g. store.backend=sqlite), got {pair!r}")
+        try:
+            value: Any = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw
+        node = out
+        parts = key.strip().split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+    return out
+
+
+def plugin_options(
+    config: EngramConfig, registry: Registry, kind: Kind, name: str, raw: dict[str, Any], section: str
+) -> BaseModel:
+    """Phase two: validate a section's extra keys against the chosen plugin's options model."""
+    entry = registry.get(kind, name)
+    try:
+        options = entry.options.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, EngramConfig._toml_files, prefix=section)) from None
+    return _resolve_paths(options, config.root)
+
+
+def _resolve_paths(options: BaseModel, root: Path) -> BaseModel:
+    """Relative ``Path`` options are relative to the project root, not the working directory."""
+    updates: dict[str, Any] = {}
+    for name in type(options).model_fields:
+        value = getattr(options, name)
+        if isinstance(value, Path) and not value.is_absolute():
+            updates[name] = root / value.expanduser()
+    return options.model_copy(update=updates) if updates else options
+
+
+def _check_toml(path: Path) -> None:
+    try:
+        tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}; fix the file and run again") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not UTF-8 text; save it as UTF-8") from None
+
+
+def _explain(exc: ValidationError, files: list[Path], prefix: str = "") -> str:
+    lines = []
+    for err in exc.errors()[:5]:
+        loc = ".".join(str(p) for p in (prefix, *err["loc"]) if p != "")
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown setting (check the spelling; see docs/configuration.md)"
+        given = err.get("input")
+        shown = f" (got {given!r})" if given is not None and not isinstance(given, dict) else ""
+        lines.append(f"{loc or 'config'}: {msg}{shown}")
+    where = f" in {', '.join(str(f) for f in files)}" if files else ""
+    return f"invalid configuration{where}: " + "; ".join(lines)

@@ -1,0 +1,62 @@
+"""Typed errors. The library raises these; the CLI turns each into one line and exit code 1.
+
+Every message names the problem and the fix, so a user never has to read a traceback.
+"""
+
+from __future__ import annotations
+
+
+class EngramError(Exception):
+    """Base of every error engram raises on purpose."""
+
+
+class ConfigError(EngramError):
+    """The configuration is malformed or selects something that cannot work."""
+
+
+class PluginNotFound(EngramError):
+    """A store, embedder, extractor or searcher was asked for by a name nobody registered."""
+
+
+class DuplicatePlugin(EngramError):
+    """Two plugins registered the same name for the same kind."""
+
+
+class MissingKeyError(EngramError):
+    """An API key is needed and not set; the message names the variable."""
+
+
+class CapabilityError(EngramError):
+    """The selected part cannot do what was asked (e.g. keyword search on a vector-only store)."""
+
+
+class IdentityMismatch(EngramError):
+    """The store was built with another embedder, model, dimension or chunker."""
+
+
+class DimensionMismatch(IdentityMismatch):
+    """A vector's length differs from the dimension the store was created with."""
+
+
+class InvalidVector(EngramError):
+    """A vector holds NaN or infinite values, or is empty."""
+
+
+class FilterError(EngramError):
+    """A metadata filter is malformed (unknown operator, bad field name, incomparable bound)."""
+
+
+class UnsafePath(EngramError):
+    """A path points outside the configured vault or memory folders."""
+
+
+class EmptyQuery(EngramError):
+    """A search query holds no words to search for."""
+
+
+class EmbedderError(EngramError):
+    """The embedder failed (network down, server error after retries, bad response)."""
+
+
+class StoreError(EngramError):
+    """The store cannot be opened, read or written."""

@@ -1,0 +1,43 @@
+"""The hooks a plugin can implement. Declared once here; documented in docs/plugins/hooks.md.
+
+Register-callback style (as in simonw/llm): the plugin calls ``register(name, factory,
+options=Model)`` and core owns names, collisions and errors. A hookimpl may take fewer
+arguments than its spec, so hooks can grow without breaking plugins.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+
+from engram.registry import Register
+
+PROJECT = "engram"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def register_stores(register: Register) -> None:
+    """Register store factories: ``register("sqlite", SQLiteStore, options=SQLiteOptions)``."""
+
+
+@hookspec
+def register_embedders(register: Register) -> None:
+    """Register embedder factories: ``register("openai", OpenAIEmbedder, options=OpenAIOptions)``."""
+
+
+@hookspec
+def register_extractors(register: Register) -> None:
+    """Register extractor factories that turn conversations into typed memories."""
+
+
+@hookspec
+def register_searchers(register: Register) -> None:
+    """Register searcher factories (ranking strategies over a store and an embedder)."""
+
+
+@hookspec
+def prepare_connection(conn: Any, store: str) -> None:
+    """Called with every new SQLite connection a store opens (functions, pragmas, extensions)."""

@@ -1,0 +1,113 @@
+"""Pydantic records passed between the pipeline, the plugins and the user.
+
+Vectors travel as plain ``list[float]`` so every backend and every wire format sees the same thing.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+Metadata = dict[str, JsonValue]
+InputType = Literal["document", "query"]
+SearchMode = Literal["hybrid", "vector", "keyword"]
+FusionMethod = Literal["weighted", "rrf"]
+
+
+class Chunk(BaseModel):
+    """A piece of a document: the unit that is embedded, stored and returned by search.
+
+    ``document_hash`` is the content hash of the whole source document when the chunk was made;
+    incremental sync compares it with the file on disk.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(min_length=1)
+    document_id: str = Field(min_length=1)
+    text: str
+    vector: list[float] | None = None
+    metadata: Metadata = Field(default_factory=dict)
+    document_hash: str = ""
+
+
+class Document(BaseModel):
+    """What a store remembers about a source document (a markdown file, a session transcript).
+
+    Sync writes the record after the document's chunks and removes it before touching them, so a
+    missing or stale record always means "index this document again".
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(min_length=1)
+    hash: str
+    metadata: Metadata = Field(default_factory=dict)
+
+
+class IndexIdentity(BaseModel):
+    """What the vectors in a store were made with. A store never mixes two identities."""
+
+    model_config = ConfigDict(frozen=True)
+
+    embedder: str
+    model: str
+    dimension: int = Field(gt=0)
+    chunker: str
+
+    def describe(self) -> str:
+        return f"{self.embedder}/{self.model} ({self.dimension} dims, chunker {self.chunker})"
+
+
+class Hit(BaseModel):
+    """One search result. Higher ``score`` is better.
+
+    Stores fill ``score`` in their own scale: cosine similarity (-1..1) for vector search, a
+    positive BM25-style relevance for keyword search. Searchers fuse them and keep the parts.
+    """
+
+    chunk: Chunk
+    score: float
+    vector_score: float | None = None
+    keyword_score: float | None = None
+
+
+class SearchResult(BaseModel):
+    """Hits plus how they were obtained, so callers can tell a degraded answer from a full one."""
+
+    query: str
+    mode: SearchMode
+    hits: list[Hit]
+    degraded: bool = False
+    warnings: list[str] = Field(default_factory=list)
+
+
+class Message(BaseModel):
+    """A turn of a conversation, the input of an extractor."""
+
+    role: Literal["user", "assistant", "system"]
+    content: str
+    timestamp: str | None = None
+
+
+MemoryType = Literal[
+    "preference",
+    "decision",
+    "fact",
+    "entity",
+    "error-solution",
+    "project-config",
+    "learned-pattern",
+    "session-summary",
+    "note",
+]
+
+
+class ExtractedMemory(BaseModel):
+    """A typed memory an extractor found in a conversation."""
+
+    type: MemoryType
+    content: str = Field(min_length=1)
+    title: str | None = None
+    tags: list[str] = Field(default_factory=list)

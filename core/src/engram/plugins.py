@@ -1,0 +1,139 @@
+"""The plugin manager: built-in default plugins plus every entry point in the ``engram`` group.
+
+- ``ENGRAM_LOAD_PLUGINS=a,b``: load only these distributions (or entry point names) besides the
+  built-ins; an empty value loads none.
+- ``ENGRAM_TRACE_PLUGINS=1``: print every hook call and its result to stderr.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Callable
+from functools import cache
+from importlib import metadata
+from typing import Any
+
+import pluggy
+from pydantic import BaseModel
+
+from engram import hookspecs
+from engram.errors import PluginNotFound
+from engram.registry import KINDS, Entry, Kind, NoOptions, Registry
+
+DEFAULT_PLUGINS = (
+    "engram.default_plugins.memory_store",
+    "engram.default_plugins.hash_embedder",
+    "engram.default_plugins.searchers",
+)
+ENTRY_POINT_GROUP = "engram"
+
+
+def get_plugin_manager(*, load_entry_points: bool = True) -> pluggy.PluginManager:
+    """A fresh plugin manager (tests build their own; nothing happens at import time)."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    for name in DEFAULT_PLUGINS:
+        pm.register(importlib.import_module(name), name=name)
+    if load_entry_points:
+        _load_entry_points(pm)
+    pm.check_pending()
+    if os.environ.get("ENGRAM_TRACE_PLUGINS"):
+        pm.trace.root.setwriter(lambda msg: print(msg, end="", file=sys.stderr))
+        pm.enable_tracing()
+    return pm
+
+
+def allowed_plugins() -> set[str] | None:
+    """The ENGRAM_LOAD_PLUGINS allow-list, or None when every installed plugin may load."""
+    raw = os.environ.get("ENGRAM_LOAD_PLUGINS")
+    if raw is None:
+        return None
+    return {part.strip() for part in raw.split(",") if part.strip()}
+
+
+def _load_entry_points(pm: pluggy.PluginManager) -> None:
+    allow = allowed_plugins()
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = ep.dist.name if ep.dist else None
+        if allow is not None and ep.name not in allow and dist not in allow:
+            continue
+        if pm.get_plugin(ep.name) is not None or pm.is_blocked(ep.name):
+            continue
+        try:
+            plugin = ep.load()
+        except ImportError as exc:
+            raise PluginNotFound(
+                f"plugin {ep.name!r} from {dist or 'an unknown distribution'} failed to import "
+                f"({exc}); reinstall it (pip install --force-reinstall {dist or ep.name}) or "
+                f"leave it out with ENGRAM_LOAD_PLUGINS"
+            ) from exc
+        pm.register(plugin, name=ep.name)
+
+
+def build_registry(pm: pluggy.PluginManager) -> Registry:
+    """Ask every plugin to register its parts; duplicates raise ``DuplicatePlugin``."""
+    registry = Registry()
+    hooks: dict[Kind, Any] = {
+        "store": pm.hook.register_stores,
+        "embedder": pm.hook.register_embedders,
+        "extractor": pm.hook.register_extractors,
+        "searcher": pm.hook.register_searchers,
+    }
+    for kind in KINDS:
+        hooks[kind](register=_registrar(registry, kind))
+    return registry
+
+
+def _registrar(registry: Registry, kind: Kind) -> Callable[..., None]:
+    def register(
+        name: str, factory: Callable[..., Any], *, options: type[BaseModel] = NoOptions
+    ) -> None:
+        plugin, dist, version = _origin(factory)
+        registry.add(
+            Entry(
+                kind=kind,
+                name=name,
+                factory=factory,
+                options=options,
+                plugin=plugin,
+                distribution=dist,
+                version=version,
+            )
+        )
+
+    return register
+
+
+def _origin(factory: Callable[..., Any]) -> tuple[str, str | None, str | None]:
+    """(module, distribution, version) that a factory comes from."""
+    module = getattr(factory, "__module__", None) or "unknown"
+    top = module.split(".")[0]
+    dists = _packages_distributions().get(top) or []
+    if not dists:
+        return module, None, None
+    dist = dists[0]
+    try:
+        return module, dist, metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return module, dist, None
+
+
+@cache
+def _packages_distributions() -> dict[str, list[str]]:
+    return dict(metadata.packages_distributions())
+
+
+def describe_plugins(registry: Registry) -> list[dict[str, str | None]]:
+    """What ``engram plugins`` prints: one row per registered part."""
+    return [
+        {
+            "name": e.name,
+            "kind": e.kind,
+            "distribution": e.distribution,
+            "version": e.version,
+            "module": e.plugin,
+        }
+        for e in registry.entries()
+    ]

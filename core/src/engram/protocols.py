@@ -1,0 +1,126 @@
+"""The four parts a plugin can provide. Structural (``typing.Protocol``): implement, don't inherit.
+
+A store or embedder is built by its registered factory from a validated options model, so the
+constructor signature is the plugin's own business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import ClassVar, Literal, Protocol, runtime_checkable
+
+from engram.filters import Filter
+from engram.models import (
+    Chunk,
+    Document,
+    ExtractedMemory,
+    Hit,
+    IndexIdentity,
+    InputType,
+    Message,
+    SearchMode,
+    SearchResult,
+)
+
+StoreCapability = Literal["vector", "keyword", "filter", "persistent", "concurrent-writers"]
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Holds chunks (text, vector, metadata) and document records; answers vector and keyword search.
+
+    Contract (pinned down by ``engram.testing.StoreSuite``):
+
+    - ``upsert`` is idempotent and overwrites text, vector and metadata of an existing id; it never
+      mutates its inputs. Vectors must match the recorded identity's dimension
+      (``DimensionMismatch``) and be finite (``InvalidVector``); nothing is written on error.
+    - ``get`` keeps the order of ``ids`` and leaves out unknown ids.
+    - ``delete`` / ``delete_documents`` / ``delete_where`` remove chunks from vector AND keyword
+      results; unknown ids are not an error. ``delete_documents`` also removes document records.
+    - ``vector_search`` returns at most ``k`` hits, best first, ``score`` = cosine similarity.
+    - ``keyword_search`` takes the user's raw text (the store escapes it for its own query
+      language), returns at most ``k`` hits, best first, ``score`` > 0 (BM25-like, higher better);
+      a query with no words returns no hits.
+    - ``iter_chunks`` yields every chunk (vectors included) in batches, for migration and checks.
+    - ``put_document`` / ``list_documents`` keep one record per source document (id → hash).
+    - ``reset`` removes every chunk, document and the identity: the store is as new.
+    - ``set_identity`` records the index identity on first use and raises ``IdentityMismatch``
+      (or ``DimensionMismatch``) when a different one is asked for later.
+    """
+
+    capabilities: ClassVar[frozenset[StoreCapability]]
+
+    def get_identity(self) -> IndexIdentity | None: ...
+    def set_identity(self, identity: IndexIdentity) -> None: ...
+
+    def upsert(self, chunks: Sequence[Chunk]) -> None: ...
+    def get(self, ids: Sequence[str]) -> list[Chunk]: ...
+    def delete(self, ids: Sequence[str]) -> None: ...
+    def delete_documents(self, document_ids: Sequence[str]) -> None: ...
+    def delete_where(self, filter: Filter) -> None: ...
+    def count(self, filter: Filter | None = None) -> int: ...
+    def iter_chunks(self, batch_size: int = 500) -> Iterator[list[Chunk]]: ...
+
+    def put_document(self, document: Document) -> None: ...
+    def list_documents(self) -> dict[str, Document]: ...
+
+    def vector_search(
+        self, vector: Sequence[float], k: int, filter: Filter | None = None
+    ) -> list[Hit]: ...
+    def keyword_search(self, query: str, k: int, filter: Filter | None = None) -> list[Hit]: ...
+
+    def reset(self) -> None: ...
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors of a fixed ``dimension``.
+
+    ``input_type`` tells asymmetric models (Voyage, E5…) whether a text is stored or searched for;
+    symmetric models ignore it. A missing API key raises ``MissingKeyError`` naming the variable.
+    """
+
+    name: str
+    model: str
+    dimension: int
+
+    def embed(self, texts: Sequence[str], input_type: InputType = "document") -> list[list[float]]: ...
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Finds typed memories (preferences, decisions, facts…) in a conversation."""
+
+    name: str
+
+    def extract(
+        self,
+        messages: Sequence[Message],
+        mode: Literal["normal", "summary", "init"] = "normal",
+    ) -> list[ExtractedMemory]: ...
+
+
+@runtime_checkable
+class Searcher(Protocol):
+    """Ranks a store's chunks for a query: vector, keyword or hybrid."""
+
+    name: str
+
+    def search(
+        self,
+        query: str,
+        store: Store,
+        embedder: Embedder | None,
+        *,
+        mode: SearchMode = "hybrid",
+        limit: int = 6,
+        filter: Filter | None = None,
+    ) -> SearchResult: ...
+
+
+def embedder_identity(embedder: Embedder, chunker: str) -> IndexIdentity:
+    """The identity a store records for vectors made by ``embedder`` over ``chunker``'s chunks."""
+    return IndexIdentity(
+        embedder=embedder.name, model=embedder.model, dimension=embedder.dimension, chunker=chunker
+    )
