@@ -1,0 +1,385 @@
+"""Ranking: the word tokenizer, score fusion (weighted and RRF) and the default hybrid searcher.
+
+Score scales, so fused numbers mean the same thing for every backend:
+
+- a store's vector hit carries cosine similarity (-1..1);
+- a store's keyword hit carries a positive BM25 relevance ``s`` (for SQLite's ``bm25()``, whose
+  rank is negative, ``s = -rank``); it is normalised to ``s / (1 + s)`` in [0, 1);
+- weighted fusion mixes cosine clipped to [0, 1] and the normalised keyword score, so it is in
+  [0, 1] and ``min_score`` applies to it (and to cosine in vector mode); reciprocal rank fusion
+  (RRF) scores are on another scale (at most ``2 / (k + 1)``) and keyword-only BM25 magnitudes
+  depend on the corpus size, so ``min_score`` never applies to those.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from functools import cache
+
+from engram.config import SearchConfig
+from engram.errors import (
+    CapabilityError,
+    ConfigError,
+    EmbedderError,
+    EmptyQuery,
+    EngramError,
+    IdentityMismatch,
+    StoreError,
+)
+from engram.filters import Filter
+from engram.models import Hit, SearchMode, SearchResult
+from engram.protocols import Embedder, Store
+
+# CJK scripts write words without spaces: each of their characters is a token of its own.
+_CJK = (
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u2e80-\u2fdf"  # CJK radicals, Kangxi radicals
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u3130-\u318f"  # Hangul compatibility Jamo
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uac00-\ud7af"  # Hangul syllables
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\U00020000-\U0003134f"  # CJK extensions B-G
+)
+
+SearcherOptions = SearchConfig
+"""The default searcher's options are the ``[search]`` section of the configuration."""
+
+
+@cache
+def _word_pattern() -> re.Pattern[str]:
+    """Letters and digits, plus the combining marks that many scripts (Devanagari, Thai, Arabic
+    vowel signs) need inside a word; built on first use from the running Unicode tables."""
+    marks: list[str] = []
+    start: int | None = None
+    for code in range(0x20000):
+        is_mark = unicodedata.category(chr(code)).startswith("M")
+        if is_mark and start is None:
+            start = code
+        elif not is_mark and start is not None:
+            marks.append(f"{_escape(start)}-{_escape(code - 1)}")
+            start = None
+    word = f"[^\\W_{_CJK}]"
+    return re.compile(f"[{_CJK}]|{word}(?:{word}|[{''.join(marks)}])*")
+
+
+def _escape(code: int) -> str:
+    return f"\\U{code:08x}"
+
+
+def tokenize(text: str) -> list[str]:
+    """Words of ``text`` for keyword search: NFKC-normalised, lowercased runs of letters, digits
+    and combining marks (underscore and punctuation separate words); CJK characters (Han, kana,
+    Hangul) are one token each, since those scripts do not separate words with spaces."""
+    return _word_pattern().findall(unicodedata.normalize("NFKC", text).lower())
+
+
+def normalize_keyword(score: float) -> float:
+    """Map a positive BM25 relevance ``s`` to ``s / (1 + s)`` in [0, 1).
+
+    A negative or non-finite score is a store bug (usually SQLite's raw ``bm25()`` rank, which is
+    negative): it raises instead of being clamped, so the bug cannot hide as "no keyword match".
+    """
+    if not math.isfinite(score) or score < 0:
+        raise StoreError(
+            f"keyword score {score!r} is not a positive relevance; a store must return BM25 "
+            f"relevance > 0 (for SQLite's bm25() rank r, return -r)"
+        )
+    return score / (1.0 + score)
+
+
+def _weights(vector_weight: float, keyword_weight: float) -> tuple[float, float]:
+    for label, w in (("vector_weight", vector_weight), ("keyword_weight", keyword_weight)):
+        if not math.isfinite(w) or w < 0:
+            raise ConfigError(f"search.{label} must be a number >= 0, got {w!r}")
+    total = vector_weight + keyword_weight
+    if total <= 0:
+        raise ConfigError(
+            "search.vector_weight and search.keyword_weight are both 0; set at least one above 0"
+        )
+    return vector_weight / total, keyword_weight / total
+
+
+def _first_by_id(hits: Sequence[Hit]) -> dict[str, tuple[int, Hit]]:
+    """Chunk id → (rank from 1, hit); a repeated id keeps its best (first) place."""
+    out: dict[str, tuple[int, Hit]] = {}
+    for rank, hit in enumerate(hits, start=1):
+        out.setdefault(hit.chunk.id, (rank, hit))
+    return out
+
+
+def _ranked(hits: list[Hit]) -> list[Hit]:
+    return sorted(hits, key=lambda h: (-h.score, h.chunk.id))
+
+
+def fuse_weighted(
+    vector_hits: Sequence[Hit],
+    keyword_hits: Sequence[Hit],
+    vector_weight: float = 0.7,
+    keyword_weight: float = 0.3,
+) -> list[Hit]:
+    """Merge store hits by chunk id: ``wv * clip(cosine, 0, 1) + wk * normalize_keyword(bm25)``.
+
+    Inputs are store hits (``score`` in the store's scale). A side that did not find a chunk
+    counts 0. Weights are rescaled to sum to 1, so every fused score is in [0, 1]. The raw
+    cosine and BM25 values are kept as ``vector_score`` / ``keyword_score``.
+    """
+    wv, wk = _weights(vector_weight, keyword_weight)
+    by_vector = _first_by_id(vector_hits)
+    by_keyword = _first_by_id(keyword_hits)
+    fused: list[Hit] = []
+    for chunk_id in by_vector.keys() | by_keyword.keys():
+        v = by_vector.get(chunk_id)
+        kw = by_keyword.get(chunk_id)
+        v_raw = v[1].score if v else None
+        k_raw = kw[1].score if kw else None
+        v_part = min(1.0, max(0.0, v_raw)) if v_raw is not None else 0.0
+        k_part = normalize_keyword(k_raw) if k_raw is not None else 0.0
+        chunk = next(entry[1].chunk for entry in (v, kw) if entry is not None)
+        score = min(1.0, max(0.0, wv * v_part + wk * k_part))
+        fused.append(Hit(chunk=chunk, score=score, vector_score=v_raw, keyword_score=k_raw))
+    return _ranked(fused)
+
+
+def fuse_rrf(vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit], k: int = 60) -> list[Hit]:
+    """Reciprocal rank fusion: ``sum(1 / (k + rank))`` over the lists that hold a chunk.
+
+    Ranks count from 1 in the order given (stores return best first). Only ranks matter, so the
+    raw scores are kept as ``vector_score`` / ``keyword_score`` for display.
+    """
+    if k < 0:
+        raise ConfigError(f"search.rrf_k must be >= 0, got {k}; the usual value is 60")
+    by_vector = _first_by_id(vector_hits)
+    by_keyword = _first_by_id(keyword_hits)
+    fused: list[Hit] = []
+    for chunk_id in by_vector.keys() | by_keyword.keys():
+        v = by_vector.get(chunk_id)
+        kw = by_keyword.get(chunk_id)
+        score = (1.0 / (k + v[0]) if v else 0.0) + (1.0 / (k + kw[0]) if kw else 0.0)
+        chunk = next(entry[1].chunk for entry in (v, kw) if entry is not None)
+        fused.append(
+            Hit(
+                chunk=chunk,
+                score=score,
+                vector_score=v[1].score if v else None,
+                keyword_score=kw[1].score if kw else None,
+            )
+        )
+    return _ranked(fused)
+
+
+class HybridSearcher:
+    """The default searcher: vector, keyword, or both fused (weighted or RRF).
+
+    Each side fetches ``limit * candidate_multiplier`` candidates. ``min_score`` applies to
+    weighted scores and to cosine in vector mode; never to keyword-only results (BM25
+    magnitudes depend on corpus size) nor to RRF scores (another scale). In hybrid mode a missing
+    or failing embedder degrades to keyword results (``degraded=True`` plus a warning); a store
+    without keyword search gives vector results with a warning. ``SearchResult.mode`` is the
+    mode actually used.
+    """
+
+    name = "default"
+
+    def __init__(self, options: SearchConfig | None = None) -> None:
+        self.options = options if options is not None else SearchConfig()
+
+    def search(
+        self,
+        query: str,
+        store: Store,
+        embedder: Embedder | None,
+        *,
+        mode: SearchMode | None = None,
+        limit: int | None = None,
+        filter: Filter | None = None,
+    ) -> SearchResult:
+        """Rank ``store``'s chunks for ``query``; ``mode`` / ``limit`` default to the options."""
+        mode = mode or self.options.mode
+        limit = self.options.limit if limit is None else limit
+        if limit < 1:
+            raise ConfigError(f"search limit must be at least 1, got {limit}")
+        if not tokenize(query):
+            raise EmptyQuery(
+                f"the query {query!r} has no words to search for (only punctuation or spaces); "
+                f"search for at least one word"
+            )
+        caps = store.capabilities
+        if filter is not None and "filter" not in caps:
+            raise CapabilityError(
+                f"{type(store).__name__} cannot filter by metadata; search without a filter or "
+                f"use a store that supports filters (memory, sqlite)"
+            )
+        pool = limit * self.options.candidate_multiplier
+        if mode == "keyword":
+            return self._keyword(query, store, pool, limit, filter)
+        if mode == "vector":
+            return self._vector(query, store, embedder, pool, limit, filter)
+        if mode != "hybrid":
+            raise ConfigError(f"search mode must be hybrid, vector or keyword, got {mode!r}")
+        return self._hybrid(query, store, embedder, pool, limit, filter)
+
+    def _keyword(
+        self,
+        query: str,
+        store: Store,
+        pool: int,
+        limit: int,
+        filter: Filter | None,
+        *,
+        degraded: bool = False,
+        warnings: list[str] | None = None,
+    ) -> SearchResult:
+        if "keyword" not in store.capabilities:
+            raise CapabilityError(
+                f"{type(store).__name__} has no keyword search; use mode='vector' or a store "
+                f"with keyword search (memory, sqlite)"
+            )
+        hits = [
+            Hit(chunk=h.chunk, score=normalize_keyword(h.score), keyword_score=h.score)
+            for h in store.keyword_search(query, pool, filter)
+        ]
+        # No min_score here: BM25 magnitudes depend on corpus size (one matching note in a tiny
+        # vault scores near zero), so a fixed threshold would hide real matches.
+        return SearchResult(
+            query=query,
+            mode="keyword",
+            hits=_ranked(hits)[:limit],
+            degraded=degraded,
+            warnings=warnings or [],
+        )
+
+    def _vector(
+        self,
+        query: str,
+        store: Store,
+        embedder: Embedder | None,
+        pool: int,
+        limit: int,
+        filter: Filter | None,
+        *,
+        warnings: list[str] | None = None,
+    ) -> SearchResult:
+        if "vector" not in store.capabilities:
+            raise CapabilityError(
+                f"{type(store).__name__} has no vector search; use mode='keyword' or a store "
+                f"with vector search"
+            )
+        if embedder is None:
+            raise EmbedderError(
+                "vector search needs an embedder and none is configured; set [embedder] "
+                "provider in engram.toml, or search with mode='keyword'"
+            )
+        _check_identity(store, embedder)
+        try:
+            vector = _embed_query(query, embedder)
+        except EngramError:
+            raise
+        except Exception as exc:
+            raise EmbedderError(
+                f"embedder {_describe(embedder)} failed: {type(exc).__name__}: {exc}; check the "
+                f"embedder (network, API key), or search with mode='keyword'"
+            ) from exc
+        hits = [
+            Hit(chunk=h.chunk, score=h.score, vector_score=h.score)
+            for h in store.vector_search(vector, pool, filter)
+        ]
+        return SearchResult(
+            query=query,
+            mode="vector",
+            hits=self._cut(_ranked(hits), limit),
+            warnings=warnings or [],
+        )
+
+    def _hybrid(
+        self,
+        query: str,
+        store: Store,
+        embedder: Embedder | None,
+        pool: int,
+        limit: int,
+        filter: Filter | None,
+    ) -> SearchResult:
+        caps = store.capabilities
+        if "vector" not in caps and "keyword" not in caps:
+            raise CapabilityError(
+                f"{type(store).__name__} declares neither vector nor keyword search; "
+                f"it cannot be searched"
+            )
+        store_name = type(store).__name__
+        if "keyword" not in caps:
+            note = f"{store_name} has no keyword search; showing vector results only"
+            return self._vector(query, store, embedder, pool, limit, filter, warnings=[note])
+        if "vector" not in caps:
+            note = f"{store_name} has no vector search; showing keyword results only"
+            return self._keyword(query, store, pool, limit, filter, warnings=[note])
+        if embedder is None:
+            note = (
+                "no embedder is configured; showing keyword results only "
+                "(set [embedder] provider in engram.toml for hybrid search)"
+            )
+            return self._keyword(query, store, pool, limit, filter, degraded=True, warnings=[note])
+        _check_identity(store, embedder)
+        try:
+            vector = _embed_query(query, embedder)
+        except Exception as exc:
+            note = (
+                f"embedder {_describe(embedder)} failed ({type(exc).__name__}: {exc}); showing "
+                f"keyword results only. Check the embedder (network, API key) and search again"
+            )
+            return self._keyword(query, store, pool, limit, filter, degraded=True, warnings=[note])
+        vector_hits = store.vector_search(vector, pool, filter)
+        keyword_hits = store.keyword_search(query, pool, filter)
+        opts = self.options
+        if opts.fusion == "rrf":
+            fused = fuse_rrf(vector_hits, keyword_hits, k=opts.rrf_k)
+            return SearchResult(query=query, mode="hybrid", hits=fused[:limit])
+        fused = fuse_weighted(vector_hits, keyword_hits, opts.vector_weight, opts.keyword_weight)
+        return SearchResult(query=query, mode="hybrid", hits=self._cut(fused, limit))
+
+    def _cut(self, hits: list[Hit], limit: int) -> list[Hit]:
+        return [h for h in hits if h.score >= self.options.min_score][:limit]
+
+
+def _describe(embedder: Embedder) -> str:
+    return f"{embedder.name}/{embedder.model}"
+
+
+def _check_identity(store: Store, embedder: Embedder) -> None:
+    """A query embedded by another model than the stored vectors would rank noise: refuse."""
+    identity = store.get_identity()
+    if identity is None:
+        return
+    theirs = (identity.embedder, identity.model, identity.dimension)
+    if theirs != (embedder.name, embedder.model, embedder.dimension):
+        raise IdentityMismatch(
+            f"the index was built with {identity.describe()} but the configured embedder is "
+            f"{_describe(embedder)} ({embedder.dimension} dims); configure the embedder the index "
+            f"was built with, or re-embed with `engram rebuild`"
+        )
+
+
+def _embed_query(query: str, embedder: Embedder) -> list[float]:
+    vectors = embedder.embed([query], input_type="query")
+    if len(vectors) != 1:
+        raise EmbedderError(
+            f"embedder {_describe(embedder)} returned {len(vectors)} vectors for one query; "
+            f"the embedder is broken: fix or replace it"
+        )
+    vector = [float(x) for x in vectors[0]]
+    if len(vector) != embedder.dimension:
+        raise EmbedderError(
+            f"embedder {_describe(embedder)} returned a {len(vector)}-dim vector but declares "
+            f"{embedder.dimension} dims; set its dimension option to what the model returns"
+        )
+    if not all(math.isfinite(x) for x in vector):
+        raise EmbedderError(
+            f"embedder {_describe(embedder)} returned NaN or infinite values for the query; "
+            f"retry, or report it to the provider"
+        )
+    return vector
