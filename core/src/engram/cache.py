@@ -1,0 +1,326 @@
+"""Content-hash embedding cache: a text is embedded once per model, whatever store it goes to.
+
+One SQLite file (stdlib ``sqlite3``, WAL mode) maps ``(provider, model, dimension, input_type,
+sha256(text))`` to a float32 vector. Every store and every process can share it, so re-indexing
+unchanged text, rebuilding a store, or comparing two backends never pays for the same embeddings
+twice.
+
+``input_type`` is part of the key on purpose: asymmetric models (Voyage, E5 …) embed a text
+differently as a stored document than as a search query, so the two vectors must not be confused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+import numpy as np
+import numpy.typing as npt
+
+from engram.errors import DimensionMismatch, EmbedderError, InvalidVector, StoreError
+from engram.models import InputType
+from engram.protocols import Embedder
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+_BATCH = 500  # bound parameters per lookup, well under SQLite's limit
+_BUSY_TIMEOUT_S = 30.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS embeddings (
+    provider    TEXT    NOT NULL,
+    model       TEXT    NOT NULL,
+    dimension   INTEGER NOT NULL,
+    input_type  TEXT    NOT NULL,
+    text_sha256 BLOB    NOT NULL,
+    vector      BLOB    NOT NULL,
+    PRIMARY KEY (provider, model, dimension, input_type, text_sha256)
+) WITHOUT ROWID
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class CacheStats:
+    """How much the cache holds: ``bytes`` is the size of the stored vectors."""
+
+    entries: int
+    bytes: int
+
+
+def text_hash(text: str) -> bytes:
+    """SHA-256 of the UTF-8 text (lone surrogates from odd files are kept, not rejected)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+Vector = Sequence[float] | npt.NDArray[np.float32]
+
+
+def _as_float32(vector: Vector, dimension: int, who: str) -> npt.NDArray[np.float32]:
+    """One vector as little-endian float32, checked for length and finite values."""
+    try:
+        array = np.asarray(vector, dtype="<f4")
+    except (TypeError, ValueError):
+        raise InvalidVector(
+            f"{who} returned a vector that is not a list of numbers; fix the embedder"
+        ) from None
+    if array.ndim != 1 or array.shape[0] != dimension:
+        got = array.shape[0] if array.ndim == 1 else f"shape {array.shape}"
+        raise DimensionMismatch(
+            f"{who} returned a vector of {got} dimensions, expected {dimension}; set the "
+            "embedder's dimension to what the model returns (and rebuild stores made with it)"
+        )
+    if not np.isfinite(array).all():
+        raise InvalidVector(
+            f"{who} returned a vector with NaN or infinite values; check the embedder"
+        )
+    return array
+
+
+class EmbeddingCache:
+    """A shared SQLite file of embeddings, created on first use.
+
+    Safe for several threads (one connection, serialised by a lock) and several processes or
+    instances on the same file (WAL mode, busy timeout, short write transactions).
+    """
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._pid = 0
+
+    def _connect(self) -> sqlite3.Connection:
+        # A forked child must not use its parent's connection: it opens its own.
+        if self._db is not None and self._pid == os.getpid():
+            return self._db
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(
+                self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(
+                f"cannot open the embedding cache {self.path}: {exc}; check the folder exists "
+                "and is writable, or set [cache] path to another file"
+            ) from None
+        try:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"the embedding cache {self.path} was written by a newer engram (schema "
+                    f"{version}); upgrade engram, or delete the file (it is only a cache)"
+                )
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            if version < SCHEMA_VERSION:
+                db.execute("BEGIN IMMEDIATE")
+                db.execute(_SCHEMA)
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
+                db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+            db.close()
+            raise StoreError(
+                f"the embedding cache {self.path} is unreadable ({exc}); delete the file, it "
+                "is only a cache and will be recreated"
+            ) from None
+        except StoreError:
+            db.close()
+            raise
+        self._db, self._pid = db, os.getpid()
+        return db
+
+    def get_many(
+        self,
+        provider: str,
+        model: str,
+        dimension: int,
+        input_type: InputType,
+        texts: Sequence[str],
+    ) -> list[list[float] | None]:
+        """The cached vector of each text, or ``None`` where there is none."""
+        hashes = [text_hash(t) for t in texts]
+        unique = list(dict.fromkeys(hashes))
+        found: dict[bytes, list[float]] = {}
+        with self._lock:
+            db = self._connect()
+            try:
+                for i in range(0, len(unique), _BATCH):
+                    batch = unique[i : i + _BATCH]
+                    marks = ",".join("?" * len(batch))
+                    rows = db.execute(
+                        "SELECT text_sha256, vector FROM embeddings WHERE provider = ? AND "
+                        "model = ? AND dimension = ? AND input_type = ? AND text_sha256 IN "
+                        f"({marks})",
+                        (provider, model, dimension, input_type, *batch),
+                    ).fetchall()
+                    for key, blob in rows:
+                        if len(blob) == 4 * dimension:  # anything else is damage: a miss
+                            found[bytes(key)] = np.frombuffer(blob, dtype="<f4").tolist()
+            except sqlite3.Error as exc:
+                raise self._error("read", exc) from None
+        return [list(found[h]) if h in found else None for h in hashes]
+
+    def put_many(
+        self,
+        provider: str,
+        model: str,
+        dimension: int,
+        input_type: InputType,
+        texts: Sequence[str],
+        vectors: Sequence[Vector],
+    ) -> None:
+        """Store one vector per text (replacing older entries); all or nothing."""
+        if len(texts) != len(vectors):
+            raise InvalidVector(
+                f"put_many got {len(texts)} texts and {len(vectors)} vectors; pass one vector "
+                "per text"
+            )
+        who = f"embedder {provider}/{model}"
+        rows = [
+            (provider, model, dimension, input_type, text_hash(t), _as_float32(v, dimension, who))
+            for t, v in zip(texts, vectors, strict=True)
+        ]
+        if not rows:
+            return
+        params = [(*row[:5], row[5].tobytes()) for row in rows]
+        with self._lock:
+            db = self._connect()
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany(
+                    "INSERT OR REPLACE INTO embeddings (provider, model, dimension, "
+                    "input_type, text_sha256, vector) VALUES (?, ?, ?, ?, ?, ?)",
+                    params,
+                )
+                db.execute("COMMIT")
+            except BaseException as exc:
+                if db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise self._error("write", exc) from None
+                raise
+
+    def stats(self) -> CacheStats:
+        with self._lock:
+            db = self._connect()
+            try:
+                entries, size = db.execute(
+                    "SELECT COUNT(*), COALESCE(SUM(LENGTH(vector)), 0) FROM embeddings"
+                ).fetchone()
+            except sqlite3.Error as exc:
+                raise self._error("read", exc) from None
+        return CacheStats(entries=int(entries), bytes=int(size))
+
+    def clear(self) -> None:
+        """Forget every cached vector (all providers and models)."""
+        with self._lock:
+            db = self._connect()
+            try:
+                db.execute("DELETE FROM embeddings")
+            except sqlite3.Error as exc:
+                raise self._error("write", exc) from None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None and self._pid == os.getpid():
+                self._db.close()
+            self._db = None
+
+    def __enter__(self) -> EmbeddingCache:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _error(self, action: str, exc: sqlite3.Error) -> StoreError:
+        return StoreError(
+            f"cannot {action} the embedding cache {self.path}: {exc}; if another process holds "
+            "it for long, retry; if the file is damaged, delete it (it is only a cache)"
+        )
+
+
+class CachedEmbedder:
+    """An ``Embedder`` that asks the wrapped one only for texts the cache has not seen.
+
+    Identical texts within one call are embedded once. Counters let callers (and tests) prove
+    what reached the real embedder: ``calls`` (embed calls passed on), ``texts_embedded`` (texts
+    in them) and ``hits`` (distinct texts per call answered by the cache).
+
+    With a cache, every vector comes back at float32 precision, whether it was cached or fresh, so
+    a text always gets the same vector. A cache that cannot be read or written is skipped with a
+    logged warning: embedding goes on. ``cache=None`` passes every text through (still counted).
+    """
+
+    def __init__(self, embedder: Embedder, cache: EmbeddingCache | None) -> None:
+        self.inner = embedder
+        self.cache = cache
+        self.name = embedder.name
+        self.model = embedder.model
+        self.dimension = embedder.dimension
+        self.calls = 0
+        self.texts_embedded = 0
+        self.hits = 0
+        self.cache_errors = 0
+
+    def embed(self, texts: Sequence[str], input_type: InputType = "document") -> list[list[float]]:
+        unique = list(dict.fromkeys(texts))
+        if not unique:
+            return []
+        known = self._lookup(unique, input_type)
+        missing = [t for t in unique if t not in known]
+        self.hits += len(known)
+        if missing:
+            fresh = self._embed_missing(missing, input_type)
+            known.update(zip(missing, fresh, strict=True))
+        return [list(known[t]) for t in texts]
+
+    def _lookup(self, unique: list[str], input_type: InputType) -> dict[str, list[float]]:
+        if self.cache is None:
+            return {}
+        try:
+            found = self.cache.get_many(self.name, self.model, self.dimension, input_type, unique)
+        except StoreError as exc:
+            self._cache_failed(exc)
+            return {}
+        return {t: v for t, v in zip(unique, found, strict=True) if v is not None}
+
+    def _embed_missing(self, missing: list[str], input_type: InputType) -> list[list[float]]:
+        vectors = self.inner.embed(missing, input_type)
+        self.calls += 1
+        self.texts_embedded += len(missing)
+        if len(vectors) != len(missing):
+            raise EmbedderError(
+                f"embedder {self.name}/{self.model} returned {len(vectors)} vectors for "
+                f"{len(missing)} texts; the embedder is broken, report it to its maintainer"
+            )
+        who = f"embedder {self.name}/{self.model}"
+        arrays = [_as_float32(v, self.dimension, who) for v in vectors]
+        if self.cache is None:
+            return [list(v) for v in vectors]
+        try:
+            self.cache.put_many(self.name, self.model, self.dimension, input_type, missing, arrays)
+        except StoreError as exc:
+            self._cache_failed(exc)
+        return [a.tolist() for a in arrays]
+
+    def _cache_failed(self, exc: StoreError) -> None:
+        self.cache_errors += 1
+        log.warning("embedding cache skipped: %s", exc)

@@ -1,0 +1,125 @@
+"""The offline tokenizer: counts without special tokens, exact spans, no network."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engram.errors import ConfigError
+from engram.tokens import Tokenizer, default_tokenizer
+
+TEXT = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"], exclude_characters="\n"),
+    max_size=80,
+)
+
+
+def test_count_has_no_special_tokens() -> None:
+    tok = default_tokenizer()
+    assert tok.count("hello world") == 2
+    assert tok.count("") == 0
+    assert tok.count("   \n\t ") == 0
+
+
+def test_no_padding_and_no_truncation_from_the_bundled_file() -> None:
+    # The file ships padding and truncation at 128; both must be off.
+    tok = default_tokenizer()
+    assert tok.count("a") == 1
+    assert tok.count(" ".join(["word"] * 1000)) == 1000
+
+
+def test_offsets_point_into_the_original_text() -> None:
+    text = "Héllo WORLD, unaffable 日本"
+    spans = default_tokenizer().encode_with_offsets(text)
+    assert [text[a:b] for a, b in spans] == [
+        "Héllo",
+        "WORLD",
+        ",",
+        "una",
+        "ffa",
+        "ble",
+        "日",
+        "本",
+    ]
+
+
+def test_words_group_the_pieces_of_one_word() -> None:
+    spans = default_tokenizer().spans("unaffable cat")
+    assert spans.words[0] == spans.words[1] == spans.words[2]
+    assert spans.words[3] != spans.words[2]
+
+
+def test_count_many_matches_count() -> None:
+    tok = default_tokenizer()
+    texts = ["one two", "", "unaffable", "日本語 text"]
+    assert tok.count_many(texts) == [tok.count(t) for t in texts]
+    assert tok.count_many([]) == []
+
+
+def test_default_tokenizer_is_shared() -> None:
+    assert default_tokenizer() is default_tokenizer()
+
+
+def test_bundled_file_is_package_data() -> None:
+    bundled = resources.files("engram") / "_data" / "wordpiece-uncased.json"
+    assert bundled.is_file()
+    assert Tokenizer(str(bundled)).count("hello world") == 2
+
+
+def test_unreadable_tokenizer_file_is_a_config_error(tmp_path: Path) -> None:
+    bad = tmp_path / "tokenizer.json"
+    bad.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"cannot load tokenizer file .*reinstall engram"):
+        Tokenizer(bad).count("x")
+
+
+def test_loading_needs_no_network() -> None:
+    # A fresh process where any socket use fails still loads and counts.
+    script = (
+        "import socket\n"
+        "def refuse(*a, **k):\n"
+        "    raise OSError('network used')\n"
+        "socket.socket = refuse\n"
+        "socket.create_connection = refuse\n"
+        "from engram.tokens import default_tokenizer\n"
+        "print(default_tokenizer().count('offline tokenizer works'))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert int(result.stdout) == default_tokenizer().count("offline tokenizer works")
+
+
+@settings(deadline=None)
+@given(TEXT)
+def test_spans_are_ordered_and_inside_the_text(text: str) -> None:
+    tok = default_tokenizer()
+    spans = tok.encode_with_offsets(text)
+    assert len(spans) == tok.count(text)
+    previous_end = 0
+    for a, b in spans:
+        assert previous_end <= a < b <= len(text)
+        previous_end = b
+
+
+@settings(deadline=None)
+@given(TEXT, TEXT)
+def test_counts_add_up_across_a_newline(first: str, second: str) -> None:
+    # The markdown chunker counts lines separately and adds them up; this is why it may.
+    tok = default_tokenizer()
+    assert tok.count(first + "\n" + second) == tok.count(first) + tok.count(second)
+
+
+def test_lone_surrogates_count_and_keep_offsets() -> None:
+    # Text read with errors="surrogateescape" must not crash the tokenizer or shift offsets.
+    tok = default_tokenizer()
+    text = "caf\udce9 time"
+    assert [text[a:b] for a, b in tok.encode_with_offsets(text)] == ["caf", "time"]
+    assert tok.count(text) == 2
+    assert tok.count_many([text]) == [2]
