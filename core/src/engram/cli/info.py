@@ -1,0 +1,81 @@
+"""``engram stats``, ``engram plugins`` and ``engram doctor``: what is installed and in effect."""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from engram import __version__
+from engram.cli.common import console, get_config, open_memory
+from engram.errors import EngramError
+from engram.plugins import build_registry, describe_plugins, get_plugin_manager
+
+
+def register(app: typer.Typer) -> None:
+    app.command("stats")(stats_command)
+    app.command("plugins")(plugins_command)
+    app.command("doctor")(doctor_command)
+
+
+def stats_command(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Documents, chunks, index identity and cache of the configured store."""
+    with open_memory(ctx) as memory:
+        stats = memory.stats()
+    if as_json:
+        console.print_json(json.dumps(stats))
+        return
+    identity = stats["identity"]
+    console.print(
+        f"store      {stats['store']}  ({stats['documents']} documents, {stats['chunks']} chunks)"
+    )
+    console.print(f"sources    {stats['documents_by_source'] or '-'}")
+    console.print(f"identity   {identity or 'none yet (nothing indexed)'}")
+    console.print(f"cache      {stats['cache']}")
+
+
+def plugins_command() -> None:
+    """Every registered store, embedder, extractor and searcher, as JSON."""
+    rows = describe_plugins(build_registry(get_plugin_manager()))
+    typer.echo(
+        json.dumps(
+            [{k: r[k] for k in ("name", "kind", "distribution", "version")} for r in rows], indent=2
+        )
+    )
+
+
+def doctor_command(ctx: typer.Context) -> None:
+    """What is installed, the config in effect, SQLite extension loading, the store's identity."""
+    report: dict[str, Any] = {
+        "engram": __version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+    }
+    try:
+        registry = build_registry(get_plugin_manager())
+        report["plugins"] = {
+            kind: registry.names(kind) for kind in ("store", "embedder", "extractor", "searcher")
+        }
+    except EngramError as exc:
+        report["plugins"] = f"error: {exc}"
+    try:
+        config = get_config(ctx)
+        report["config"] = {"root": str(config.root), **config.model_dump(mode="json")}
+    except EngramError as exc:
+        report["config"] = f"error: {exc}"
+    try:
+        with open_memory(ctx) as memory:
+            report["store"] = memory.stats()
+            # Stores may explain their own setup (SQLite: driver, extension loading, FTS5).
+            diagnostics = getattr(memory.store, "diagnostics", None)
+            if callable(diagnostics):
+                report["store"]["diagnostics"] = diagnostics()
+    except EngramError as exc:
+        report["store"] = f"error: {exc}"
+    console.print_json(json.dumps(report, default=str))

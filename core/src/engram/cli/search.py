@@ -1,0 +1,128 @@
+"""``engram search`` and ``engram get``: reading the memory back."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from engram.cli.common import console, err_console, open_memory
+from engram.errors import ConfigError
+from engram.filters import parse_filter
+from engram.models import SearchMode, SearchResult
+
+SNIPPET_CHARS = 160
+
+
+def register(app: typer.Typer) -> None:
+    app.command("search")(search_command)
+    app.command("get")(get_command)
+
+
+def search_command(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What to look for, in plain words.")],
+    mode: Annotated[SearchMode | None, typer.Option(help="hybrid, vector or keyword.")] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", min=1, help="How many hits.")
+    ] = None,
+    filter_json: Annotated[
+        str | None,
+        typer.Option(
+            "--filter",
+            help='Metadata filter as JSON, e.g. \'{"op":"eq","field":"type","value":"decision"}\'.',
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print hits as JSON.")] = False,
+) -> None:
+    """Search the memory (hybrid keyword + vector by default)."""
+    flt = None
+    if filter_json:
+        try:
+            flt = parse_filter(json.loads(filter_json))
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"--filter is not valid JSON ({exc.msg}); quote it in single quotes"
+            ) from None
+    with open_memory(ctx) as memory:
+        result = memory.search(query, mode=mode, limit=limit, filter=flt)
+    if as_json:
+        console.print_json(json.dumps(_as_json(result)))
+        return
+    for warning in result.warnings:
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    if not result.hits:
+        console.print(f"no results for {query!r} ({result.mode})", highlight=False)
+        return
+    table = Table(
+        title=f"{len(result.hits)} results for {query!r} ({result.mode})", title_justify="left"
+    )
+    table.add_column("#", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("where", overflow="fold")
+    table.add_column("snippet", overflow="fold")
+    for rank, hit in enumerate(result.hits, 1):
+        meta = hit.chunk.metadata
+        table.add_row(
+            str(rank),
+            f"{hit.score:.3f}",
+            f"{hit.chunk.document_id}:{meta.get('start_line', '?')}-{meta.get('end_line', '?')}",
+            _snippet(hit.chunk.text),
+        )
+    console.print(table)
+
+
+def get_command(
+    ctx: typer.Context,
+    path: Annotated[str, typer.Argument(help="A vault file, as search results show it.")],
+    lines: Annotated[
+        str | None, typer.Option(help="Line range START:END (1-based, inclusive).")
+    ] = None,
+) -> None:
+    """Print a vault file, or some of its lines."""
+    span = _parse_lines(lines) if lines else None
+    with open_memory(ctx) as memory:
+        excerpt = memory.get(path, span)
+    console.print(excerpt.text, markup=False, highlight=False, soft_wrap=True)
+
+
+def _parse_lines(raw: str) -> tuple[int, int]:
+    start, sep, end = raw.partition(":")
+    try:
+        a = int(start)
+        b = int(end) if sep and end else a
+    except ValueError:
+        raise ConfigError(f"--lines expects START:END such as 10:20, got {raw!r}") from None
+    if a < 1 or b < a:
+        raise ConfigError(f"--lines {raw}: need 1 <= START <= END")
+    return a, b
+
+
+def _snippet(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
+
+
+def _as_json(result: SearchResult) -> dict[str, object]:
+    return {
+        "query": result.query,
+        "mode": result.mode,
+        "degraded": result.degraded,
+        "warnings": result.warnings,
+        "hits": [
+            {
+                "id": h.chunk.id,
+                "path": h.chunk.document_id,
+                "start_line": h.chunk.metadata.get("start_line"),
+                "end_line": h.chunk.metadata.get("end_line"),
+                "score": h.score,
+                "vector_score": h.vector_score,
+                "keyword_score": h.keyword_score,
+                "text": h.chunk.text,
+                "metadata": h.chunk.metadata,
+            }
+            for h in result.hits
+        ],
+    }

@@ -1,0 +1,1 @@
+"""Sources that feed the store: markdown vaults (and, later, agent session transcripts)."""
