@@ -13,13 +13,14 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
-    PydanticBaseSettingsSource,
+    EnvSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
 
@@ -69,7 +70,9 @@ class ChunkingConfig(_Section):
     @model_validator(mode="after")
     def _overlap_smaller(self) -> ChunkingConfig:
         if self.overlap >= self.max_tokens:
-            raise ValueError(f"overlap ({self.overlap}) must be smaller than max_tokens ({self.max_tokens})")
+            raise ValueError(
+                f"overlap ({self.overlap}) must be smaller than max_tokens ({self.max_tokens})"
+            )
         return self
 
     def describe(self) -> str:
@@ -95,7 +98,7 @@ class CacheConfig(_Section):
 
 
 class EngramConfig(BaseSettings):
-    """The whole configuration. ``root`` is the project folder; relative paths resolve against it."""
+    """The whole configuration. ``root`` is the project folder; relative paths resolve there."""
 
     model_config = SettingsConfigDict(
         env_prefix="ENGRAM_",
@@ -104,8 +107,8 @@ class EngramConfig(BaseSettings):
         nested_model_default_partial_update=True,
     )
 
-    # Set by load_config before validation; not read from files or the environment.
-    _toml_files: ClassVar[list[Path]] = []
+    # The files this config was read from, for error messages about plugin options.
+    _files: list[Path] = PrivateAttr(default_factory=list)
 
     root: Path = Field(default_factory=Path.cwd, exclude=True)
     store: StoreConfig = Field(default_factory=StoreConfig)
@@ -114,19 +117,6 @@ class EngramConfig(BaseSettings):
     chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        files = [TomlConfigSettingsSource(settings_cls, toml_file=p) for p in cls._toml_files]
-        # Earlier sources win: CLI (init) > env > project file > user file.
-        return (init_settings, env_settings, *files)
 
     def resolve(self, path: Path | str) -> Path:
         """A configured path made absolute against the project root."""
@@ -148,7 +138,9 @@ def find_project_file(start: Path | None = None) -> Path | None:
     if explicit:
         path = Path(explicit).expanduser().resolve()
         if not path.is_file():
-            raise ConfigError(f"ENGRAM_CONFIG points to {path}, which is not a file; fix or unset it")
+            raise ConfigError(
+                f"ENGRAM_CONFIG points to {path}, which is not a file; fix or unset it"
+            )
         return path
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
@@ -173,15 +165,46 @@ def load_config(
     for f in files:
         _check_toml(f)
     root = project.parent if project else (start or Path.cwd()).resolve()
-    data = dict(overrides or {})
-    data.setdefault("root", root)
-    EngramConfig._toml_files = files
     try:
-        return EngramConfig(**data)
+        env = EnvSettingsSource(EngramConfig)()
+    except SettingsError as exc:
+        raise ConfigError(
+            f"an ENGRAM_* variable cannot be read ({exc.__cause__ or exc}); write lists and tables "
+            f"as JSON, e.g. ENGRAM_VAULT__PATHS='[\"notes\"]'"
+        ) from None
+    # Lowest to highest: user file, project file, environment, CLI overrides.
+    layers = [TomlConfigSettingsSource(EngramConfig, toml_file=f)() for f in reversed(files)]
+    layers += [env, dict(overrides or {})]
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged = _merge_layer(merged, layer)
+    merged.setdefault("root", root)
+    try:
+        config = EngramConfig.model_validate(merged)
     except ValidationError as exc:
         raise ConfigError(_explain(exc, files)) from None
-    finally:
-        EngramConfig._toml_files = []
+    config._files = files
+    return config
+
+
+_PLUGIN_KEYS = {"store": "backend", "embedder": "provider"}
+
+
+def _merge_layer(base: dict[str, Any], layer: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merge ``layer`` over ``base``; a layer that picks another plugin starts that
+    section afresh, so options meant for the old plugin are not handed to the new one."""
+    out = dict(base)
+    for key, value in layer.items():
+        old = out.get(key)
+        if isinstance(value, dict) and isinstance(old, dict):
+            switch = _PLUGIN_KEYS.get(key)
+            if switch and switch in value and value[switch] != old.get(switch):
+                out[key] = dict(value)
+            else:
+                out[key] = _merge_layer(old, value)
+        else:
+            out[key] = value
+    return out
 
 
 def parse_overrides(pairs: list[str]) -> dict[str, Any]:
@@ -198,20 +221,30 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
         node = out
         parts = key.strip().split(".")
         for part in parts[:-1]:
-            node = node.setdefault(part, {})
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ConfigError(
+                    f"--set {pair}: {part} was already given a plain value; it cannot hold keys"
+                )
+            node = child
         node[parts[-1]] = value
     return out
 
 
 def plugin_options(
-    config: EngramConfig, registry: Registry, kind: Kind, name: str, raw: dict[str, Any], section: str
+    config: EngramConfig,
+    registry: Registry,
+    kind: Kind,
+    name: str,
+    raw: dict[str, Any],
+    section: str,
 ) -> BaseModel:
     """Phase two: validate a section's extra keys against the chosen plugin's options model."""
     entry = registry.get(kind, name)
     try:
         options = entry.options.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(_explain(exc, EngramConfig._toml_files, prefix=section)) from None
+        raise ConfigError(_explain(exc, config._files, prefix=section)) from None
     return _resolve_paths(options, config.root)
 
 

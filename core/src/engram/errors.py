@@ -14,11 +14,15 @@ class ConfigError(EngramError):
     """The configuration is malformed or selects something that cannot work."""
 
 
-class PluginNotFound(EngramError):
+class PluginError(EngramError):
+    """A plugin is broken: it fails to import, or implements a hook that does not exist."""
+
+
+class PluginNotFound(PluginError):
     """A store, embedder, extractor or searcher was asked for by a name nobody registered."""
 
 
-class DuplicatePlugin(EngramError):
+class DuplicatePlugin(PluginError):
     """Two plugins registered the same name for the same kind."""
 
 

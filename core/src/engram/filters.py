@@ -22,10 +22,18 @@ literals, so no user text is ever spliced into SQL or a where-clause.
 from __future__ import annotations
 
 import math
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from engram.errors import FilterError
 
@@ -79,7 +87,9 @@ class Range(_FieldOp):
         if isinstance(v, str):
             parsed = parse_iso(v)
             if parsed is None:
-                raise ValueError(f"{v!r} is neither a number nor an ISO date; ranges on text are not defined")
+                raise ValueError(
+                    f"{v!r} is neither a number nor an ISO date; ranges on text are not defined"
+                )
             return parsed
         return v
 
@@ -130,7 +140,7 @@ _ADAPTER: TypeAdapter[Filter] = TypeAdapter(Filter)
 
 
 def parse_filter(data: Any) -> Filter:
-    """Validate a filter given as a dict (JSON, config, tool input); raise ``FilterError`` if bad."""
+    """Validate a filter given as a dict (JSON, config, tool input); ``FilterError`` if bad."""
     if isinstance(data, Eq | Ne | In | Contains | Range | And | Or | Not):
         return data
     try:
@@ -164,8 +174,8 @@ def to_utc(value: date) -> datetime:
     if not isinstance(value, datetime):
         value = datetime(value.year, value.month, value.day)
     if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
 
 
 def _is_number(v: Any) -> bool:

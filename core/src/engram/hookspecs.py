@@ -25,7 +25,7 @@ def register_stores(register: Register) -> None:
 
 @hookspec
 def register_embedders(register: Register) -> None:
-    """Register embedder factories: ``register("openai", OpenAIEmbedder, options=OpenAIOptions)``."""
+    """Register embedder factories: ``register("openai", OpenAIEmbedder, options=Options)``."""
 
 
 @hookspec

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
 from collections.abc import Callable
 from functools import cache
@@ -19,7 +20,7 @@ import pluggy
 from pydantic import BaseModel
 
 from engram import hookspecs
-from engram.errors import PluginNotFound
+from engram.errors import DuplicatePlugin, PluginError, PluginNotFound
 from engram.registry import KINDS, Entry, Kind, NoOptions, Registry
 
 DEFAULT_PLUGINS = (
@@ -38,11 +39,23 @@ def get_plugin_manager(*, load_entry_points: bool = True) -> pluggy.PluginManage
         pm.register(importlib.import_module(name), name=name)
     if load_entry_points:
         _load_entry_points(pm)
-    pm.check_pending()
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        raise PluginError(
+            f"plugin {pm.get_name(exc.plugin)!r} implements a hook engram does not have "
+            f"({exc}); check the hook name against docs/plugins/hooks.md, or leave the "
+            f"plugin out with ENGRAM_LOAD_PLUGINS"
+        ) from None
     if os.environ.get("ENGRAM_TRACE_PLUGINS"):
         pm.trace.root.setwriter(lambda msg: print(msg, end="", file=sys.stderr))
         pm.enable_tracing()
     return pm
+
+
+def normalize(name: str) -> str:
+    """Distribution names compare as PyPI does: case, ``-``, ``_`` and ``.`` don't matter."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def allowed_plugins() -> set[str] | None:
@@ -50,16 +63,29 @@ def allowed_plugins() -> set[str] | None:
     raw = os.environ.get("ENGRAM_LOAD_PLUGINS")
     if raw is None:
         return None
-    return {part.strip() for part in raw.split(",") if part.strip()}
+    return {normalize(part.strip()) for part in raw.split(",") if part.strip()}
 
 
 def _load_entry_points(pm: pluggy.PluginManager) -> None:
     allow = allowed_plugins()
+    loaded: dict[str, str | None] = {}
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         dist = ep.dist.name if ep.dist else None
-        if allow is not None and ep.name not in allow and dist not in allow:
+        if (
+            allow is not None
+            and normalize(ep.name) not in allow
+            and (dist is None or normalize(dist) not in allow)
+        ):
             continue
-        if pm.get_plugin(ep.name) is not None or pm.is_blocked(ep.name):
+        if ep.name in loaded:
+            if loaded[ep.name] == dist:
+                continue  # the same distribution seen twice on sys.path
+            raise DuplicatePlugin(
+                f"two distributions install an engram plugin named {ep.name!r}: "
+                f"{loaded[ep.name]} and {dist}; uninstall one, or choose one with "
+                f"ENGRAM_LOAD_PLUGINS"
+            )
+        if pm.is_blocked(ep.name):
             continue
         try:
             plugin = ep.load()
@@ -70,6 +96,7 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
                 f"leave it out with ENGRAM_LOAD_PLUGINS"
             ) from exc
         pm.register(plugin, name=ep.name)
+        loaded[ep.name] = dist
 
 
 def build_registry(pm: pluggy.PluginManager) -> Registry:
@@ -110,10 +137,9 @@ def _origin(factory: Callable[..., Any]) -> tuple[str, str | None, str | None]:
     """(module, distribution, version) that a factory comes from."""
     module = getattr(factory, "__module__", None) or "unknown"
     top = module.split(".")[0]
-    dists = _packages_distributions().get(top) or []
-    if not dists:
+    dist = _module_distributions().get(top)
+    if dist is None:
         return module, None, None
-    dist = dists[0]
     try:
         return module, dist, metadata.version(dist)
     except metadata.PackageNotFoundError:
@@ -121,8 +147,15 @@ def _origin(factory: Callable[..., Any]) -> tuple[str, str | None, str | None]:
 
 
 @cache
-def _packages_distributions() -> dict[str, list[str]]:
-    return dict(metadata.packages_distributions())
+def _module_distributions() -> dict[str, str]:
+    """Top-level module → distribution. Entry points name their module even for editable
+    installs, where ``packages_distributions()`` knows only the .pth file."""
+    found = {top: dists[0] for top, dists in metadata.packages_distributions().items() if dists}
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.dist is not None:
+            found.setdefault(ep.module.split(".")[0], ep.dist.name)
+    found.setdefault("engram", "engram")
+    return found
 
 
 def describe_plugins(registry: Registry) -> list[dict[str, str | None]]:

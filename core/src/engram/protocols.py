@@ -27,7 +27,8 @@ StoreCapability = Literal["vector", "keyword", "filter", "persistent", "concurre
 
 @runtime_checkable
 class Store(Protocol):
-    """Holds chunks (text, vector, metadata) and document records; answers vector and keyword search.
+    """Holds chunks (text, vector, metadata) and document records; answers vector and keyword
+    search.
 
     Contract (pinned down by ``engram.testing.StoreSuite``):
 
@@ -85,7 +86,9 @@ class Embedder(Protocol):
     model: str
     dimension: int
 
-    def embed(self, texts: Sequence[str], input_type: InputType = "document") -> list[list[float]]: ...
+    def embed(
+        self, texts: Sequence[str], input_type: InputType = "document"
+    ) -> list[list[float]]: ...
 
 
 @runtime_checkable
