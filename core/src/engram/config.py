@@ -253,7 +253,7 @@ def _resolve_paths(options: BaseModel, root: Path) -> BaseModel:
     updates: dict[str, Any] = {}
     for name in type(options).model_fields:
         value = getattr(options, name)
-        if isinstance(value, Path) and not value.is_absolute():
+        if isinstance(value, Path) and not value.is_absolute() and str(value) != ":memory:":
             updates[name] = root / value.expanduser()
     return options.model_copy(update=updates) if updates else options
 

@@ -77,7 +77,9 @@ class Registry:
         dist = KNOWN_DISTRIBUTIONS.get((kind, name))
         if dist:
             hint = f"; install it with: pip install {dist}"
-        raise PluginNotFound(f"no {kind} named {name!r} is installed (installed: {installed}){hint}")
+        raise PluginNotFound(
+            f"no {kind} named {name!r} is installed (installed: {installed}){hint}"
+        )
 
     def names(self, kind: Kind) -> list[str]:
         return sorted(self._entries[kind])

@@ -1,0 +1,156 @@
+"""One SQLite connection set up for the store: pragmas, SQL functions, the plugin hook, and
+transactions that are all or nothing, with SQLite errors turned into ``StoreError`` that say what
+to do.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+
+import pluggy
+
+from engram.errors import EngramError, StoreError
+from engram_sqlite.driver import DriverInfo, load_vec, select
+from engram_sqlite.filters import ISO_FUNCTION, NUMBER_FUNCTION, iso_microseconds, json_number
+from engram_sqlite.fts import index_text
+from engram_sqlite.options import SQLiteOptions
+
+
+class Database:
+    """The store's connection. ``write()`` and ``read()`` are transactions; both hold a lock so
+    one store object can be shared between threads."""
+
+    def __init__(self, options: SQLiteOptions, plugin_manager: pluggy.PluginManager) -> None:
+        self.where = options.target()
+        self._busy_ms = options.busy_timeout_ms
+        if not options.in_memory:
+            _make_parent(options.path)
+        self.module: ModuleType
+        self.info: DriverInfo
+        self.module, self.info = select(options.driver)
+        try:
+            self.conn: sqlite3.Connection = self.module.connect(
+                self.where,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=options.busy_timeout_ms / 1000,
+            )
+        except self.module.Error as exc:
+            raise StoreError(
+                f"cannot open the index {self.where} ({exc}); check that the path is a writable "
+                "file location, or choose another [store] path"
+            ) from exc
+        self._lock = threading.RLock()
+        self._closed = False
+        try:
+            with self._translate():
+                load_vec(self.conn)
+                self._configure(options)
+            plugin_manager.hook.prepare_connection(conn=self.conn, store="sqlite")
+        except BaseException:
+            self.conn.close()
+            raise
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` … ``COMMIT``; any error rolls everything back."""
+        with self._lock, self._translate():
+            self._check_open()
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: several statements see one snapshot."""
+        with self._lock, self._translate():
+            self._check_open()
+            self.conn.execute("BEGIN")
+            try:
+                yield self.conn
+            finally:
+                if self.conn.in_transaction:
+                    self.conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self.conn.close()
+
+    def _configure(self, options: SQLiteOptions) -> None:
+        conn = self.conn
+        conn.execute(f"PRAGMA busy_timeout = {int(options.busy_timeout_ms)}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if not options.in_memory:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StoreError(
+                    f"could not switch {self.where} to WAL mode (got {mode!r}); put the index on "
+                    "a local disk (network file systems cannot share WAL indexes)"
+                )
+            conn.execute("PRAGMA synchronous = NORMAL")
+        conn.create_function("engram_fts_text", 1, index_text, deterministic=True)
+        conn.create_function(ISO_FUNCTION, 1, iso_microseconds, deterministic=True)
+        conn.create_function(NUMBER_FUNCTION, 1, json_number, deterministic=True)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError("the sqlite store is closed; open a new one")
+
+    @contextmanager
+    def _translate(self) -> Iterator[None]:
+        try:
+            yield
+        except EngramError:
+            raise
+        except self.module.Error as exc:
+            raise StoreError(self._explain(exc)) from exc
+        except UnicodeEncodeError as exc:
+            raise StoreError(
+                f"text for {self.where} is not valid Unicode ({exc.reason} at position "
+                f"{exc.start}); remove lone surrogates (often from bad decoding) and retry"
+            ) from exc
+
+    def _explain(self, exc: Exception) -> str:
+        text = str(exc)
+        lowered = text.lower()
+        if "locked" in lowered or "busy" in lowered:
+            return (
+                f"the index {self.where} stayed locked by another writer for longer than "
+                f"busy_timeout_ms={self._busy_ms}; retry, or raise busy_timeout_ms in [store]"
+            )
+        if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+            return (
+                f"the index {self.where} is damaged ({text}); delete it and run `engram rebuild` "
+                "(markdown files are the source of truth)"
+            )
+        if "readonly" in lowered or "read-only" in lowered:
+            return (
+                f"the index {self.where} is read-only ({text}); make the file and folder writable"
+            )
+        return f"SQLite error on {self.where}: {text}"
+
+
+def _make_parent(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot create the folder {path.parent} for the sqlite index ({exc}); "
+            "choose another [store] path or fix the permissions"
+        ) from exc

@@ -1,0 +1,49 @@
+"""The index identity (embedder, model, dimension, chunker) and the vec0 table sized by it.
+
+The identity lives in ``meta``; the vec0 table ``chunk_vectors`` is created in the same
+transaction, with a trigger that drops a chunk's vector when the chunk row is deleted.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from engram.errors import DimensionMismatch, IdentityMismatch
+from engram.models import IndexIdentity
+
+VEC_TABLE = "chunk_vectors"
+_KEY = "identity"
+
+
+def load(conn: sqlite3.Connection) -> IndexIdentity | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (_KEY,)).fetchone()
+    return None if row is None else IndexIdentity.model_validate_json(row[0])
+
+
+def record(conn: sqlite3.Connection, identity: IndexIdentity) -> None:
+    """Store ``identity`` on first use; raise if a different one is already recorded."""
+    current = load(conn)
+    if current is not None:
+        check_same(current, identity)
+        return
+    conn.execute("INSERT INTO meta(key, value) VALUES (?, ?)", (_KEY, identity.model_dump_json()))
+    dimension = int(identity.dimension)
+    conn.execute(
+        f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0("
+        f"embedding float[{dimension}] distance_metric=cosine)"
+    )
+    conn.execute(
+        f"CREATE TRIGGER chunks_vec_delete AFTER DELETE ON chunks BEGIN "
+        f"DELETE FROM {VEC_TABLE} WHERE rowid = old.rowid; END"
+    )
+
+
+def check_same(current: IndexIdentity, wanted: IndexIdentity) -> None:
+    if current == wanted:
+        return
+    error = DimensionMismatch if current.dimension != wanted.dimension else IdentityMismatch
+    raise error(
+        f"this index was built with {current.describe()}, but {wanted.describe()} is configured; "
+        f"run `engram rebuild` to re-index everything with the new settings, or switch back to "
+        f"embedder {current.embedder}/{current.model} with chunker {current.chunker}"
+    )

@@ -1,0 +1,121 @@
+"""Numbered schema migrations, tracked in ``PRAGMA user_version``.
+
+Migration N brings a file from version N-1 to N. They run inside the caller's write transaction,
+so two processes opening a new file at once cannot both apply one. The vec0 table is not part of
+the schema: its dimension comes from the index identity, so ``identity.py`` creates it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from engram.errors import StoreError
+from engram_sqlite.fts import TOKENIZER
+
+_TOKENIZE = TOKENIZER.replace("'", "''")
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: chunks, their vectors as given (float32), documents, meta, and the FTS5 index; triggers
+    # keep vectors and FTS in step with chunks. Metadata sits before text so filter scans read
+    # little; vectors live apart so chunk rows stay small. The text reaches Python as a BLOB:
+    # DB-API functions see a TEXT argument only up to its first NUL.
+    f"""
+    CREATE TABLE chunks (
+        rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        document_id TEXT NOT NULL,
+        document_hash TEXT NOT NULL DEFAULT '',
+        metadata TEXT NOT NULL DEFAULT '{{}}' CHECK (json_valid(metadata)),
+        vector_state INTEGER NOT NULL DEFAULT 0 CHECK (vector_state IN (0, 1, 2)),
+        text TEXT NOT NULL
+    );
+    CREATE INDEX chunks_document ON chunks(document_id);
+    CREATE INDEX chunks_zero_vector ON chunks(rowid) WHERE vector_state = 2;
+    CREATE TABLE vectors (rowid INTEGER PRIMARY KEY, vector BLOB NOT NULL);
+    CREATE TRIGGER chunks_vectors_delete AFTER DELETE ON chunks BEGIN
+        DELETE FROM vectors WHERE rowid = old.rowid;
+    END;
+    CREATE TABLE documents (
+        id TEXT PRIMARY KEY,
+        hash TEXT NOT NULL,
+        metadata TEXT NOT NULL DEFAULT '{{}}' CHECK (json_valid(metadata))
+    );
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE VIRTUAL TABLE chunks_fts USING fts5(text, content='', tokenize='{_TOKENIZE}');
+    CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
+        INSERT INTO chunks_fts(rowid, text)
+        VALUES (new.rowid, engram_fts_text(CAST(new.text AS BLOB)));
+    END;
+    CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+        INSERT INTO chunks_fts(chunks_fts, rowid, text)
+        VALUES ('delete', old.rowid, engram_fts_text(CAST(old.text AS BLOB)));
+    END;
+    CREATE TRIGGER chunks_fts_update AFTER UPDATE OF text ON chunks
+    WHEN old.text IS NOT new.text BEGIN
+        INSERT INTO chunks_fts(chunks_fts, rowid, text)
+        VALUES ('delete', old.rowid, engram_fts_text(CAST(old.text AS BLOB)));
+        INSERT INTO chunks_fts(rowid, text)
+        VALUES (new.rowid, engram_fts_text(CAST(new.text AS BLOB)));
+    END;
+    """,
+)
+LATEST = len(MIGRATIONS)
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection, where: str) -> int:
+    """Apply every missing migration (call inside a write transaction); return how many ran."""
+    current = schema_version(conn)
+    if current > LATEST:
+        raise StoreError(
+            f"the index {where} has schema version {current}, newer than this engram-sqlite "
+            f"understands ({LATEST}); upgrade engram-sqlite, or delete the file and run "
+            "`engram rebuild`"
+        )
+    for version in range(current + 1, LATEST + 1):
+        for statement in _statements(MIGRATIONS[version - 1]):
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {int(version)}")
+    return LATEST - current
+
+
+def drop_everything(conn: sqlite3.Connection) -> None:
+    """Remove every table, index and trigger (call inside a write transaction), for ``reset``."""
+    rows = conn.execute(
+        "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+    ).fetchall()
+    for kind, name, _ in rows:
+        if kind == "trigger":
+            conn.execute(f"DROP TRIGGER IF EXISTS {_quote(name)}")
+    for kind, name, sql in rows:
+        if kind == "table" and str(sql or "").upper().startswith("CREATE VIRTUAL TABLE"):
+            conn.execute(f"DROP TABLE IF EXISTS {_quote(name)}")
+    for kind, name, _ in rows:
+        if kind in ("table", "view"):
+            conn.execute(f"DROP {kind.upper()} IF EXISTS {_quote(name)}")
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").fetchone():
+        conn.execute("DELETE FROM sqlite_sequence")
+    conn.execute("PRAGMA user_version = 0")
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration into statements; ``sqlite3.complete_statement`` keeps triggers whole."""
+    out: list[str] = []
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                out.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        out.append(buffer.strip())
+    return out
+
+
+def _quote(name: str) -> str:
+    """A schema object name (read from sqlite_master, not user input) as a quoted identifier."""
+    return '"' + name.replace('"', '""') + '"'

@@ -1,0 +1,160 @@
+"""Driver selection, the doctor report, plugin registration and the prepare_connection hook."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pluggy
+import pytest
+from pydantic import ValidationError
+
+import engram_sqlite
+from engram import hookspecs
+from engram.errors import StoreError
+from engram.hookspecs import hookimpl
+from engram.plugins import build_registry
+from engram_sqlite import SQLiteOptions, SQLiteStore, diagnose
+
+STDLIB_CAN_LOAD = hasattr(sqlite3.Connection, "enable_load_extension")
+
+
+def plugin_manager(*plugins: object) -> pluggy.PluginManager:
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    for plugin in plugins:
+        pm.register(plugin)
+    return pm
+
+
+def test_diagnose_reports_driver_versions_and_fts5() -> None:
+    report = diagnose()
+    assert set(report) == {"driver", "reason", "sqlite_version", "vec_version", "fts5", "tried"}
+    assert report["driver"] in {"sqlite3", "sqlean"}
+    assert report["fts5"] is True
+    assert str(report["vec_version"]).startswith("v")
+    assert report["sqlite_version"].count(".") == 2
+    if not STDLIB_CAN_LOAD:
+        assert report["driver"] == "sqlean"
+        assert "without extension loading" in report["reason"]
+
+
+def test_store_reports_the_driver_it_runs_on(pm: pluggy.PluginManager) -> None:
+    with SQLiteStore(SQLiteOptions(path=":memory:"), plugin_manager=pm) as s:
+        assert s.driver.as_dict() == diagnose()
+        version = s.connection.execute("SELECT sqlite_version()").fetchone()[0]
+        assert version == s.driver.sqlite_version
+
+
+def test_sqlean_can_be_forced(pm: pluggy.PluginManager, tmp_path: Path) -> None:
+    with SQLiteStore(
+        SQLiteOptions(path=tmp_path / "x.sqlite", driver="sqlean"), plugin_manager=pm
+    ) as s:
+        assert s.driver.name == "sqlean"
+        assert "requested" in s.driver.reason
+        assert type(s.connection).__module__.startswith("sqlean")
+
+
+def test_forcing_the_stdlib_driver(pm: pluggy.PluginManager, tmp_path: Path) -> None:
+    options = SQLiteOptions(path=tmp_path / "x.sqlite", driver="sqlite3")
+    if STDLIB_CAN_LOAD:
+        with SQLiteStore(options, plugin_manager=pm) as s:
+            assert s.driver.name == "sqlite3"
+    else:
+        with pytest.raises(StoreError) as info:
+            SQLiteStore(options, plugin_manager=pm)
+        message = str(info.value)
+        assert "without extension loading" in message
+        assert 'driver = "auto"' in message
+        assert "pip install sqlean.py" in message
+        report = diagnose("sqlite3")
+        assert report["driver"] is None
+        assert "without extension loading" in report["reason"]
+
+
+def test_missing_sqlean_says_what_to_install(
+    pm: pluggy.PluginManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "sqlean", None)
+    with pytest.raises(StoreError, match=r"pip install sqlean\.py sqlite-vec"):
+        SQLiteStore(SQLiteOptions(path=":memory:", driver="sqlean"), plugin_manager=pm)
+    report = diagnose("auto")
+    if STDLIB_CAN_LOAD:
+        assert report["driver"] == "sqlite3"
+    else:
+        assert report["driver"] is None
+        assert "sqlean.py is not installed" in report["reason"]
+
+
+def test_missing_sqlite_vec_says_what_to_install(
+    pm: pluggy.PluginManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "sqlite_vec", None)
+    with pytest.raises(StoreError, match="sqlite-vec package is not installed"):
+        SQLiteStore(SQLiteOptions(path=":memory:"), plugin_manager=pm)
+
+
+def test_unwritable_location_is_a_store_error(pm: pluggy.PluginManager, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(StoreError, match="cannot create the folder"):
+        SQLiteStore(SQLiteOptions(path=blocker / "sub" / "x.sqlite"), plugin_manager=pm)
+    with pytest.raises(StoreError, match="cannot open the index"):
+        SQLiteStore(SQLiteOptions(path=tmp_path), plugin_manager=pm)
+
+
+def test_options_are_strict() -> None:
+    assert SQLiteOptions() == SQLiteOptions(
+        path=Path(".engram/index.sqlite"), driver="auto", busy_timeout_ms=5000
+    )
+    with pytest.raises(ValidationError):
+        SQLiteOptions.model_validate({"pth": "x"})
+    with pytest.raises(ValidationError):
+        SQLiteOptions.model_validate({"driver": "apsw"})
+    with pytest.raises(ValidationError):
+        SQLiteOptions(busy_timeout_ms=-1)
+
+
+class ConnectionPlugin:
+    """A third-party plugin: adds a SQL function and a pragma to every store connection."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    @hookimpl
+    def prepare_connection(self, conn: Any, store: str) -> None:
+        self.calls.append(store)
+        conn.create_function("shout", 1, lambda s: f"{s.upper()}!", deterministic=True)
+        conn.execute("PRAGMA cache_size = -4096")
+
+
+def test_prepare_connection_hook_runs_on_every_connection(tmp_path: Path) -> None:
+    plugin = ConnectionPlugin()
+    pm = plugin_manager(plugin)
+    options = SQLiteOptions(path=tmp_path / "x.sqlite")
+    with SQLiteStore(options, plugin_manager=pm) as a, SQLiteStore(options, plugin_manager=pm) as b:
+        assert plugin.calls == ["sqlite", "sqlite"]
+        assert a.connection.execute("SELECT shout('hi')").fetchone() == ("HI!",)
+        assert b.connection.execute("PRAGMA cache_size").fetchone() == (-4096,)
+
+
+def test_registers_as_the_sqlite_store(tmp_path: Path) -> None:
+    registry = build_registry(plugin_manager(engram_sqlite))
+    entry = registry.get("store", "sqlite")
+    assert entry.factory is SQLiteStore
+    assert entry.options is SQLiteOptions
+    assert entry.distribution == "engram-sqlite"
+    store = entry.factory(
+        SQLiteOptions(path=tmp_path / "r.sqlite"), plugin_manager=plugin_manager()
+    )
+    with store:
+        assert store.count() == 0
+
+
+def test_entry_point_is_declared() -> None:
+    [ep] = [e for e in metadata.entry_points(group="engram") if e.name == "sqlite"]
+    assert ep.value == "engram_sqlite"
+    assert ep.load() is engram_sqlite
