@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import sys
 
 import click
 import typer
 
-from engram.cli import index, info, search
 from engram.cli.common import err_console, global_options
 from engram.errors import EngramError
 
@@ -19,8 +20,11 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.callback()(global_options)
-for module in (index, search, info):
-    module.register(app)
+# One module per area (index, search, info, ...); each adds its commands through register(app).
+for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+    _module = importlib.import_module(f"{__name__}.{_info.name}")
+    if hasattr(_module, "register"):
+        _module.register(app)
 
 
 def main(argv: list[str] | None = None) -> int:
