@@ -39,3 +39,8 @@ def open_memory(tmp_path: Path) -> Iterator[MemoryFactory]:
     yield factory
     for memory in opened:
         memory.close()
+
+
+# The example plugin is not installed in the dev venv; test_suite_selftest.py runs its tests
+# with its src on the path, as a third party would.
+collect_ignore = ["example_plugin"]

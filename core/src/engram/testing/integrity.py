@@ -38,8 +38,12 @@ class SuiteIntegrity:
                     problems.append(f"{name} was removed")
                     continue
                 marks = [m for m in getattr(current, "pytestmark", []) if m.name == "xfail"]
-                if not any(m.kwargs.get("reason") for m in marks):
-                    problems.append(f"{name} is overridden without @pytest.mark.xfail(reason=...)")
+                if not any(
+                    m.kwargs.get("reason") and m.kwargs.get("strict") is True for m in marks
+                ):
+                    problems.append(
+                        f"{name} is overridden without @pytest.mark.xfail(reason=..., strict=True)"
+                    )
         assert not problems, f"{type(self).__name__} weakens the conformance suite: " + "; ".join(
             problems
         )

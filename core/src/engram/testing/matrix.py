@@ -57,8 +57,9 @@ def discover(root: Path) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
-    paths = [Path(a) for a in argv if not a.startswith("-")] or discover(Path.cwd())
-    extra = [a for a in argv if a.startswith("-")]
+    # Existing files are test paths; everything else goes to pytest as is (-k expr, --maxfail=1).
+    paths = [Path(a) for a in argv if Path(a).exists()] or discover(Path.cwd())
+    extra = [a for a in argv if not Path(a).exists()]
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "junit.xml"
         code = subprocess.call(

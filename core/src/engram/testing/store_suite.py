@@ -24,7 +24,15 @@ from engram.errors import (
 from engram.filters import And, Contains, Eq, Filter, In, Ne, Not, Or, Range, matches, parse_filter
 from engram.models import Chunk, Document, Hit
 from engram.protocols import Store
-from engram.testing.data import DIMENSION, IDENTITY, OTHER_IDENTITY, chunk, cosine, unit_vector
+from engram.testing.data import (
+    DIMENSION,
+    IDENTITY,
+    OTHER_IDENTITY,
+    WORDS,
+    chunk,
+    cosine,
+    unit_vector,
+)
 from engram.testing.integrity import SuiteIntegrity
 from engram.testing.state_machine import run_store_state_machine
 
@@ -306,6 +314,33 @@ class StoreSuite(SuiteIntegrity):
         assert sorted(ids(got)) == ["t0", "t1", "t2"]
         assert len({round(h.score, 5) for h in got}) == 1
 
+    def test_search_hits_carry_the_stored_chunk(self, filled: Store) -> None:
+        """A hit's chunk is the stored chunk: text, document and metadata, not just an id.
+        Failure: search returns ids and scores only, or rebuilds chunks from a partial row."""
+        stored = {c.id: c for b in filled.iter_chunks() for c in b}
+        hits = filled.vector_search(unit_vector(7), 30)
+        if self._has(filled, "keyword"):
+            hits += filled.keyword_search(" ".join(WORDS), 30)
+        assert hits
+        for h in hits:
+            s = stored[h.chunk.id]
+            assert (h.chunk.text, h.chunk.document_id, h.chunk.metadata) == (
+                s.text,
+                s.document_id,
+                s.metadata,
+            ), f"hit {h.chunk.id} differs from the stored chunk"
+
+    def test_results_do_not_share_state_with_the_store(self, ready: Store) -> None:
+        """What a store hands out is a copy: a caller editing a result cannot corrupt the store.
+        Failure: get/search return the store's own metadata dicts or vector lists."""
+        ready.upsert([chunk(1, extra={"k": [1]})])
+        (got,) = ready.get(["chunk-1"])
+        got.metadata.clear()
+        (hit,) = ready.vector_search(unit_vector(1), 1)
+        hit.chunk.metadata.clear()
+        (again,) = ready.get(["chunk-1"])
+        assert again.metadata == chunk(1, extra={"k": [1]}).metadata
+
     def test_vector_search_on_an_empty_store_returns_nothing(self, ready: Store) -> None:
         """An empty store answers with no hits, not an error."""
         assert ready.vector_search(unit_vector(1), 5) == []
@@ -344,6 +379,44 @@ class StoreSuite(SuiteIntegrity):
         got = ids(ready.keyword_search("postgres replica lag", 10))
         assert got[:2] == ["chunk-1", "chunk-2"]
         assert "chunk-3" not in got
+
+    def test_keyword_search_is_sorted_and_limited(self, ready: Store) -> None:
+        """Keyword hits come best first, at most ``k`` of them, scores never rising.
+        Failure: the store ignores ``k`` or orders by something other than relevance."""
+        if not self._has(ready, "keyword"):
+            return
+        ready.upsert(
+            [
+                chunk(i, text=" ".join(["needle"] * (1 + i % 4) + ["hay"] * (6 - i % 4)))
+                for i in range(12)
+            ]
+        )
+        hits = ready.keyword_search("needle", 3)
+        assert len(hits) == 3, f"asked for 3 hits, got {len(hits)}"
+        every = ready.keyword_search("needle", 50)
+        assert len(every) == 12
+        scores = [h.score for h in every]
+        assert scores == sorted(scores, reverse=True), "hits unsorted"
+        assert ids(hits) == ids(every)[:3] or [h.score for h in hits] == scores[:3]
+        best = {h.chunk.id for h in every if h.score >= scores[0] - 1e-9}
+        assert best <= {f"chunk-{i}" for i in range(12) if i % 4 == 3}, (
+            "more matches must rank higher"
+        )
+
+    def test_filtered_keyword_search_is_exact_not_post_filtered(self, ready: Store) -> None:
+        """A filter that keeps few chunks still returns the k best of those, even when better
+        unfiltered chunks exist. Failure: the store post-filters a truncated top-k list."""
+        if not (self._has(ready, "keyword") and self._has(ready, "filter")):
+            return
+        ready.upsert([chunk(i, text="needle needle", group="common") for i in range(40)])
+        ready.upsert(
+            [
+                chunk(i, text="needle " + "other words " * (i - 38), group="rare")
+                for i in range(40, 43)
+            ]
+        )
+        got = ready.keyword_search("needle", 3, Eq(field="group", value="rare"))
+        assert sorted(ids(got)) == ["chunk-40", "chunk-41", "chunk-42"]
 
     @pytest.mark.parametrize(
         "query",
