@@ -1,0 +1,55 @@
+"""``LocalOptions``: the ``[embedder]`` keys of ``provider = "local"``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+
+class LocalOptions(BaseModel):
+    """How to find the model and how hard to run it. Every default works offline."""
+
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    model: str | None = Field(
+        default=None,
+        description=(
+            "Model id recorded in the index identity (and the Hugging Face repo id when "
+            f"downloading). Default: {DEFAULT_MODEL}, or the model_path folder's name."
+        ),
+    )
+    model_path: Path | None = Field(
+        default=None,
+        description=(
+            "Folder of a BERT-family sentence-transformers model (config.json, "
+            "model.safetensors, tokenizer.json). Relative paths are relative to the project."
+        ),
+    )
+    max_seq_length: int | None = Field(
+        default=None,
+        ge=2,
+        description="Word pieces per text, longer texts are cut; default: the model's own (256).",
+    )
+    batch_size: int = Field(default=32, ge=1, le=1024, description="Texts per forward pass.")
+    threads: int | None = Field(
+        default=None,
+        ge=1,
+        le=256,
+        description="CPU threads for inference; default: every core this process may use.",
+    )
+    allow_download: bool = Field(
+        default=False,
+        description=(
+            "Fetch the model from the Hugging Face Hub when it is not installed "
+            "(needs huggingface_hub and network). Off by default: engram never downloads silently."
+        ),
+    )
+    query_prefix: str = Field(
+        default="", description="Text put before every query (e.g. 'query: ' for E5 models)."
+    )
+    document_prefix: str = Field(
+        default="", description="Text put before every document (e.g. 'passage: ' for E5)."
+    )
