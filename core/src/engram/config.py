@@ -97,6 +97,33 @@ class CacheConfig(_Section):
     path: Path = Path(".engram/embeddings.sqlite")
 
 
+class MemoryFolderConfig(_Section):
+    """Where agent memories (markdown files) are written; indexed with the vault."""
+
+    dir: Path = Path("memory")
+
+
+SessionAgent = Literal["opencode", "claude-code"]
+_SESSION_AGENTS: tuple[SessionAgent, ...] = ("opencode", "claude-code")
+
+
+class SessionsConfig(_Section):
+    """Agent transcripts indexed as a second source (``source = "sessions"``); opt-in."""
+
+    enabled: bool = False
+    agents: list[SessionAgent] = Field(default_factory=lambda: list(_SESSION_AGENTS))
+    # None: the agent's own default ($XDG_DATA_HOME/opencode/storage, ~/.claude/projects).
+    opencode_dir: Path | None = None
+    claude_dir: Path | None = None
+
+
+class RecallConfig(_Section):
+    """The context block an agent gets at session start."""
+
+    budget: int = Field(default=2000, ge=0, le=1_000_000)
+    candidates: int = Field(default=20, ge=1, le=500)
+
+
 class EngramConfig(BaseSettings):
     """The whole configuration. ``root`` is the project folder; relative paths resolve there."""
 
@@ -117,6 +144,9 @@ class EngramConfig(BaseSettings):
     chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
+    memory: MemoryFolderConfig = Field(default_factory=MemoryFolderConfig)
+    sessions: SessionsConfig = Field(default_factory=SessionsConfig)
+    recall: RecallConfig = Field(default_factory=RecallConfig)
 
     def resolve(self, path: Path | str) -> Path:
         """A configured path made absolute against the project root."""

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 from pydantic import BaseModel
@@ -24,7 +24,13 @@ from engram.ingest.vault import discover
 from engram.models import IndexIdentity, SearchMode, SearchResult
 from engram.plugins import build_registry, get_plugin_manager
 from engram.protocols import Embedder, Searcher, Store, embedder_identity
+from engram.redact import strip_private
 from engram.registry import Registry
+
+if TYPE_CHECKING:
+    from engram.memories import MemoryInfo, Scope, StoredMemory
+    from engram.models import MemoryType
+    from engram.recall import Recall
 
 
 class Excerpt(BaseModel):
@@ -121,9 +127,25 @@ class Memory:
         )
 
     # -- indexing ------------------------------------------------------------------------------
-    def vault_roots(self) -> list[Path]:
-        """Configured vault folders plus every root something was indexed from."""
+    @property
+    def memory_dir(self) -> Path:
+        """The folder agent memories are written to (``[memory] dir``), resolved."""
+        return self.config.resolve(self.config.memory.dir).resolve()
+
+    def default_roots(self) -> list[Path]:
+        """What ``index()`` reads by default: the vault, plus the memory folder once it exists
+        (named on its own so hidden or git-ignored memory folders are still indexed)."""
         roots = [self.config.resolve(p).resolve() for p in self.config.vault.paths]
+        if self.memory_dir.is_dir() and self.memory_dir not in roots:
+            roots.append(self.memory_dir)
+        return roots
+
+    def vault_roots(self) -> list[Path]:
+        """Configured vault folders, the memory folder and every root something was indexed
+        from."""
+        roots = [self.config.resolve(p).resolve() for p in self.config.vault.paths]
+        if self.memory_dir not in roots:
+            roots.append(self.memory_dir)
         for doc in self.store.list_documents().values():
             root = doc.metadata.get("root")
             if isinstance(root, str) and Path(root) not in roots:
@@ -138,7 +160,7 @@ class Memory:
         progress: Progress | None = None,
     ) -> IndexReport:
         """Index new and changed markdown under ``paths`` (default: the configured vault)."""
-        roots = [self.config.resolve(p).resolve() for p in (paths or self.config.vault.paths)]
+        roots = [self.config.resolve(p).resolve() for p in paths] if paths else self.default_roots()
         if not dry_run:
             self.check_identity(writing=True)
         vault = self.config.vault
@@ -170,7 +192,70 @@ class Memory:
         """Recreate the store from the markdown alone (new embedder, chunker or a broken index)."""
         roots = [r for r in self.vault_roots() if r.exists()]
         self.store.reset()
-        return self.index(roots, progress=progress)
+        report = self.index(roots, progress=progress)
+        if self.config.sessions.enabled:
+            from engram.ingest.sessions.sync import merge_reports
+
+            merge_reports(report, self.index_sessions())
+        return report
+
+    # -- agent memories, sessions, recall ------------------------------------------------------
+    # Thin entry points; the work lives in engram.memories / .recall / .ingest.sessions, which
+    # build on this façade, so they are imported on use rather than at the top (no cycle).
+    def remember(
+        self,
+        content: str,
+        *,
+        title: str | None = None,
+        type: MemoryType = "note",
+        scope: Scope = "project",
+        tags: Sequence[str] = (),
+        source: str = "agent",
+        path: str | None = None,
+    ) -> StoredMemory:
+        """Write a memory as a markdown file (atomically, private spans removed), index it."""
+        from engram.memories import remember
+
+        return remember(
+            self, content, title=title, type=type, scope=scope, tags=tags, source=source, path=path
+        )
+
+    def forget(self, id_or_path: str) -> list[str]:
+        """Remove a memory file and all of its chunks; returns the paths removed."""
+        from engram.memories import forget
+
+        return forget(self, id_or_path)
+
+    def list_memories(
+        self,
+        *,
+        type: str | None = None,
+        scope: str | None = None,
+        tag: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int | None = None,
+    ) -> list[MemoryInfo]:
+        """Memory files matching every filter given, newest first."""
+        from engram.memories import list_memories
+
+        return list_memories(
+            self, type=type, scope=scope, tag=tag, since=since, until=until, limit=limit
+        )
+
+    def index_sessions(self, *, progress: Progress | None = None) -> IndexReport:
+        """Index agent transcripts (``[sessions]``): new and grown sessions, skip unchanged."""
+        from engram.ingest.sessions.sync import index_sessions
+
+        return index_sessions(self, progress=progress)
+
+    def recall(
+        self, query: str | None = None, *, budget: int | None = None, source: str | None = None
+    ) -> Recall:
+        """The context block for the start of a session, never over ``budget`` tokens."""
+        from engram.recall import recall
+
+        return recall(self, query, budget=budget, source=source)
 
     # -- reading -------------------------------------------------------------------------------
     def search(
@@ -183,7 +268,7 @@ class Memory:
     ) -> SearchResult:
         self.check_identity(writing=False)
         return self.searcher.search(
-            query,
+            strip_private(query),
             self.store,
             self.embedder,
             mode=mode or self.config.search.mode,
@@ -196,7 +281,8 @@ class Memory:
         target = self.resolve_vault_path(path)
         if not target.is_file():
             raise UnsafePath(f"{path} is not a file in the vault; use a path from search results")
-        all_lines = target.read_text(encoding="utf-8", errors="replace").splitlines()
+        # Private spans are blanked (line breaks kept) so no line range can reveal them.
+        all_lines = strip_private(target.read_text(encoding="utf-8", errors="replace")).splitlines()
         start, end = lines or (1, max(len(all_lines), 1))
         if start < 1 or end < start:
             raise ConfigError(

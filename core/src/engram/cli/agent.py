@@ -1,0 +1,116 @@
+"""``engram mcp``, ``engram watch`` and ``engram sessions``: engram as a live agent companion.
+
+``mcp`` and ``watch`` need the ``agent`` extra (``pip install 'engram[agent]'``); they import it
+only when run, so the rest of the CLI works without it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Annotated
+
+import typer
+
+from engram.cli.common import console, err_console, open_memory
+from engram.errors import ConfigError
+from engram.ingest.sync import IndexReport
+
+AGENT_EXTRA = "pip install 'engram[agent]'"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("mcp")(mcp_command)
+    app.command("watch")(watch_command)
+    app.command("sessions")(sessions_command)
+
+
+def _need(module: str) -> None:
+    try:
+        __import__(module)
+    except ImportError:
+        raise ConfigError(f"this command needs the {module!r} package; {AGENT_EXTRA}") from None
+
+
+def mcp_command(
+    ctx: typer.Context,
+    http: Annotated[
+        bool, typer.Option("--http", help="Serve streamable HTTP instead of stdio.")
+    ] = False,
+    host: Annotated[str, typer.Option(help="Loopback address for --http.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port for --http.")] = 8765,
+    watch: Annotated[
+        bool, typer.Option("--watch", help="Also re-index files as they change.")
+    ] = False,
+) -> None:
+    """Serve the memory tools to an agent over MCP (stdio by default)."""
+    _need("mcp")
+    from engram import mcp
+    from engram.tools import Toolbox
+
+    if http:
+        mcp.check_loopback(host)
+    lock = threading.RLock()
+    with open_memory(ctx) as memory:
+        toolbox = Toolbox(memory, lock)
+        if watch:
+            _need("watchfiles")
+            from engram.watch import background_watcher
+
+            with background_watcher(memory, lock=lock):
+                mcp.run(toolbox, http=http, host=host, port=port)
+        else:
+            mcp.run(toolbox, http=http, host=host, port=port)
+
+
+def watch_command(
+    ctx: typer.Context,
+    debounce_ms: Annotated[
+        int, typer.Option(min=50, max=60_000, help="Group changes over at most this long.")
+    ] = 1600,
+    sessions: Annotated[
+        bool | None,
+        typer.Option("--sessions/--no-sessions", help="Watch transcripts (default: [sessions])."),
+    ] = None,
+) -> None:
+    """Index now, then re-index whenever vault or memory files change (Ctrl+C stops)."""
+    _need("watchfiles")
+    from engram.watch import WatchEvent, watch_memory
+
+    def show(event: WatchEvent) -> None:
+        if event.error:
+            err_console.print(f"[red]{event.source}:[/] {event.error}", highlight=False)
+        elif event.report is not None:
+            for warning in event.report.warnings:
+                err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+            console.print(f"{event.source}: {event.report.summary()}", highlight=False)
+
+    with open_memory(ctx) as memory:
+        watch_memory(
+            memory,
+            on_event=show,
+            on_ready=lambda: err_console.print("watching for changes (Ctrl+C stops)"),
+            debounce_ms=debounce_ms,
+            sessions=sessions,
+        )
+
+
+def sessions_command(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Index agent transcripts (OpenCode, Claude Code): new and grown sessions only."""
+    with open_memory(ctx) as memory:
+        report = memory.index_sessions()
+    _print(report, as_json)
+
+
+def _print(report: IndexReport, as_json: bool) -> None:
+    if as_json:
+        console.print_json(json.dumps(report.model_dump()))
+        return
+    for skipped in report.skipped:
+        err_console.print(f"[yellow]skipped[/] {skipped.path}: {skipped.reason}", highlight=False)
+    for warning in report.warnings:
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    console.print(report.summary().replace(" files", " sessions"), highlight=False)

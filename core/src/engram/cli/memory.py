@@ -1,0 +1,110 @@
+"""``engram remember``, ``forget``, ``list`` and ``recall``: agent memories from the shell."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated
+
+import typer
+
+from engram.cli.common import console, err_console, open_memory
+from engram.memories import Scope
+from engram.models import MemoryType
+
+
+def register(app: typer.Typer) -> None:
+    app.command("remember")(remember_command)
+    app.command("forget")(forget_command)
+    app.command("list")(list_command)
+    app.command("recall")(recall_command)
+
+
+def remember_command(
+    ctx: typer.Context,
+    content: Annotated[str, typer.Argument(help="The memory (markdown); - reads stdin.")],
+    title: Annotated[str | None, typer.Option(help="A short title (default: first line).")] = None,
+    type_: Annotated[MemoryType, typer.Option("--type", help="Kind of memory.")] = "note",
+    scope: Annotated[Scope, typer.Option(help="user or project.")] = "project",
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag (repeatable).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the memory as JSON.")] = False,
+) -> None:
+    """Save a memory as a markdown file in the memory folder and index it."""
+    text = sys.stdin.read() if content == "-" else content
+    with open_memory(ctx) as memory:
+        stored = memory.remember(text, title=title, type=type_, scope=scope, tags=tag or [])
+    if as_json:
+        console.print_json(stored.model_dump_json())
+        return
+    console.print(f"remembered {stored.id} → {stored.path}", highlight=False)
+
+
+def forget_command(
+    ctx: typer.Context,
+    id_or_path: Annotated[str, typer.Argument(help="A memory id, or its path.")],
+) -> None:
+    """Delete a memory: its file and every chunk indexed from it."""
+    with open_memory(ctx) as memory:
+        removed = memory.forget(id_or_path)
+    for path in removed:
+        console.print(f"forgot {path}", highlight=False)
+
+
+def list_command(
+    ctx: typer.Context,
+    type_: Annotated[MemoryType | None, typer.Option("--type", help="Only this type.")] = None,
+    scope: Annotated[Scope | None, typer.Option(help="Only this scope.")] = None,
+    tag: Annotated[str | None, typer.Option(help="Only memories with this tag.")] = None,
+    since: Annotated[str | None, typer.Option(help="Created on or after (ISO date).")] = None,
+    until: Annotated[str | None, typer.Option(help="Created on or before (ISO date).")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """List memories, newest first."""
+    with open_memory(ctx) as memory:
+        found = memory.list_memories(
+            type=type_, scope=scope, tag=tag, since=since, until=until, limit=limit
+        )
+    if as_json:
+        console.print_json(json.dumps([m.model_dump(mode="json") for m in found]))
+        return
+    if not found:
+        err_console.print("no memories match")
+        return
+    for m in found:
+        kind = "/".join(x for x in (m.type, m.scope) if x) or "-"
+        console.print(
+            f"{m.created_at or '?':25} {m.id or '-':22} {kind:22} {m.title}  ({m.path})",
+            highlight=False,
+            markup=False,
+        )
+
+
+def recall_command(
+    ctx: typer.Context,
+    query: Annotated[
+        str | None, typer.Option("--query", "-q", help="What the session is about.")
+    ] = None,
+    budget: Annotated[
+        int | None, typer.Option(min=0, help="Token budget (default: [recall] budget).")
+    ] = None,
+    source: Annotated[
+        str | None, typer.Option(help="Only memory or only sessions (default: both).")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print items and counts as JSON.")
+    ] = False,
+) -> None:
+    """Print the memory block for the start of an agent session, within a token budget."""
+    with open_memory(ctx) as memory:
+        result = memory.recall(query, budget=budget, source=source)
+    if as_json:
+        console.print_json(result.model_dump_json())
+        return
+    for warning in result.warnings:
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    if result.text:
+        typer.echo(result.text)
+    err_console.print(
+        f"{len(result.items)} memories, {result.tokens}/{result.budget} tokens", highlight=False
+    )

@@ -1,0 +1,160 @@
+"""Claude Code's transcripts: one JSON Lines file per session, ``~/.claude/projects/<project>/
+<session id>.jsonl``. Each line is an event::
+
+    {"type": "user", "message": {"role": "user", "content": "..."}, "timestamp": "...", ...}
+    {"type": "assistant", "message": {"id": "msg_1", "role": "assistant",
+     "content": [{"type": "text", "text": "..."}, {"type": "tool_use", ...}]}, ...}
+    {"type": "summary", "summary": "..."}
+
+Only text blocks of user and assistant messages are kept: tool use, tool results, thinking,
+images, meta messages, slash-command echoes and side chains (sub-agents) are left out. Lines
+streamed for one assistant message (same ``message.id``) become one turn. A line that is not
+valid JSON (a partial last line while Claude Code is writing) is skipped with a warning.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from engram.ingest.sessions.base import (
+    SAFE_ID,
+    Role,
+    SessionRef,
+    Transcript,
+    TranscriptError,
+    Turn,
+    clean_text,
+    fingerprint,
+    iso_from_text,
+)
+
+AGENT = "claude-code"
+_COMMAND_NOISE = ("<command-", "<local-command-")
+
+
+def default_root() -> Path:
+    return Path.home() / ".claude" / "projects"
+
+
+class ClaudeCodeSource:
+    """Sessions of one Claude Code projects folder."""
+
+    agent = AGENT
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.expanduser()
+
+    def discover(self) -> tuple[list[SessionRef], list[str]]:
+        warnings: list[str] = []
+        refs: dict[str, SessionRef] = {}
+        for path in sorted(self.root.glob("*/*.jsonl")):
+            session_id = path.stem
+            if not SAFE_ID.match(session_id):
+                warnings.append(f"claude-code: {path.name[:40]!r} is not a usable session id")
+                continue
+            if session_id in refs:
+                warnings.append(
+                    f"claude-code: session {session_id} appears in two projects; "
+                    f"{path.parent.name} skipped"
+                )
+                continue
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            refs[session_id] = SessionRef(
+                AGENT, session_id, path, fingerprint([(path.name, st.st_size, st.st_mtime_ns)])
+            )
+        return list(refs.values()), warnings
+
+    def load(self, ref: SessionRef) -> Transcript:
+        transcript = Transcript(agent=AGENT, session_id=ref.session_id)
+        try:
+            raw = ref.path.read_bytes()
+        except OSError as exc:
+            raise TranscriptError(
+                f"cannot read {ref.path.name}: {exc.strerror or exc}; check its permissions"
+            ) from None
+        last_key: tuple[Role, str] | None = None
+        bad = 0
+        for number, raw_line in enumerate(raw.splitlines(), 1):
+            if not raw_line.strip():
+                continue
+            try:
+                event = json.loads(raw_line)
+            except ValueError:
+                bad += 1
+                if bad <= 3:
+                    transcript.warnings.append(
+                        f"claude-code: {ref.path.name} line {number} is not valid JSON "
+                        "(partial write?); skipped"
+                    )
+                continue
+            if not isinstance(event, dict):
+                continue
+            if event.get("type") == "summary" and isinstance(event.get("summary"), str):
+                transcript.title = clean_text(event["summary"]) or transcript.title
+                continue
+            turn = _turn(event)
+            if turn is None:
+                continue
+            if transcript.project is None and isinstance(event.get("cwd"), str):
+                transcript.project = event["cwd"]
+            key = (turn.role, turn.message_id) if turn.message_id else None
+            if key is not None and key == last_key and transcript.turns:
+                previous = transcript.turns[-1]
+                transcript.turns[-1] = Turn(
+                    previous.role,
+                    f"{previous.text}\n\n{turn.text}",
+                    previous.timestamp,
+                    previous.message_id,
+                )
+            else:
+                transcript.turns.append(turn)
+            last_key = key
+        if bad > 3:
+            transcript.warnings.append(f"claude-code: {ref.path.name}: {bad} bad lines in all")
+        if transcript.title is None:
+            first_user = next((t.text for t in transcript.turns if t.role == "user"), None)
+            if first_user:
+                first = first_user.splitlines()[0]
+                transcript.title = first if len(first) <= 80 else first[:79] + "…"
+        return transcript
+
+
+def _turn(event: dict[str, Any]) -> Turn | None:
+    """The user or assistant text of one event, or None when it carries none."""
+    kind = event.get("type")
+    if kind not in ("user", "assistant") or event.get("isMeta") or event.get("isSidechain"):
+        return None
+    message = event.get("message")
+    if not isinstance(message, dict):
+        return None
+    role: Role = "user" if kind == "user" else "assistant"
+    text = clean_text(_content_text(message.get("content")))
+    if not text or text.startswith(_COMMAND_NOISE):
+        return None
+    message_id = message.get("id") if role == "assistant" else event.get("uuid")
+    return Turn(
+        role=role,
+        text=text,
+        timestamp=iso_from_text(event.get("timestamp")),
+        message_id=message_id if isinstance(message_id, str) else None,
+    )
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    texts = [
+        block["text"]
+        for block in content
+        if isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    ]
+    return "\n\n".join(texts)
