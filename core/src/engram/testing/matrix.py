@@ -33,9 +33,31 @@ GROUPS: list[tuple[str, tuple[str, ...]]] = [
     ("keyword", ("test_keyword",)),
     ("vector", ("test_vector",)),
     ("delete", ("test_delete",)),
-    ("write/read", ("test_upsert", "test_get", "test_chunks_without")),
+    (
+        "write/read",
+        ("test_upsert", "test_get", "test_chunks_without", "test_search_hits", "test_results"),
+    ),
     ("bookkeeping", ("test_count", "test_documents", "test_reset")),
     ("persistence & edges", ("test_close", "test_very_large", "test_ids", "test_metadata")),
+    (
+        "searcher",
+        ("test_hits_are", "test_the_matching", "test_punctuation", "test_hybrid_degrades"),
+    ),
+    (
+        "embedder",
+        (
+            "test_one_finite",
+            "test_empty",
+            "test_same_text",
+            "test_batching",
+            "test_large",
+            "test_query_and",
+            "test_similar",
+            "test_finds_typed",
+            "test_every_mode",
+            "test_unicode_and",
+        ),
+    ),
 ]
 
 
@@ -113,7 +135,7 @@ def _print(results: dict[str, dict[str, list[bool]]]) -> None:
         every = [ok for runs in by_group.values() for ok in runs]
         cells.append(f"{every.count(True)}/{len(every)}")
         table.add_row(backend, *cells)
-    Console().print(table)
+    Console(width=200).print(table)
 
 
 if __name__ == "__main__":
