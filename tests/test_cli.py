@@ -175,3 +175,11 @@ def test_sample_vault_quickstart_ranks_the_rollback_note_first(
         capsys, "--embedder", "hash", "search", "how do we roll back a deploy", "--json"
     )
     assert json.loads(out)["hits"][0]["path"].endswith("projects/billing-service.md")
+
+
+def test_doctor_never_prints_an_api_key(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ENGRAM_STORE__ACCESS_TOKEN", "tok-SECRET-42")
+    code, out, err = run(capsys, "--set", "store.api_key='sk-SECRET-1'", "doctor")
+    assert code == 0 and "SECRET" not in out + err

@@ -11,6 +11,7 @@ path and the file, and say how to fix it.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +30,7 @@ from engram.models import FusionMethod, SearchMode
 from engram.registry import Kind, Registry
 
 PROJECT_FILE = "engram.toml"
+SECRET_NAME = re.compile(r"key|secret|token|password|credential", re.IGNORECASE)
 DEFAULT_STORE = "sqlite"
 DEFAULT_EMBEDDER = "local"
 
@@ -306,6 +308,8 @@ def _explain(exc: ValidationError, files: list[Path], prefix: str = "") -> str:
             msg = "unknown setting (check the spelling; see docs/configuration.md)"
         given = err.get("input")
         shown = f" (got {given!r})" if given is not None and not isinstance(given, dict) else ""
+        if SECRET_NAME.search(loc):
+            shown = ""  # never echo a key back into a terminal or a log
         lines.append(f"{loc or 'config'}: {msg}{shown}")
     where = f" in {', '.join(str(f) for f in files)}" if files else ""
     return f"invalid configuration{where}: " + "; ".join(lines)

@@ -88,6 +88,10 @@ class Memory:
         self.store.close()
         if self.embedder.cache is not None:
             self.embedder.cache.close()
+        # API embedders hold HTTP clients and a usage ledger.
+        close_embedder = getattr(self.embedder.inner, "close", None)
+        if callable(close_embedder):
+            close_embedder()
 
     def __enter__(self) -> Memory:
         return self

@@ -11,6 +11,7 @@ import typer
 
 from engram import __version__
 from engram.cli.common import console, get_config, open_memory
+from engram.config import SECRET_NAME
 from engram.errors import EngramError
 from engram.plugins import build_registry, describe_plugins, get_plugin_manager
 
@@ -66,7 +67,7 @@ def doctor_command(ctx: typer.Context) -> None:
         report["plugins"] = f"error: {exc}"
     try:
         config = get_config(ctx)
-        report["config"] = {"root": str(config.root), **config.model_dump(mode="json")}
+        report["config"] = redact({"root": str(config.root), **config.model_dump(mode="json")})
     except EngramError as exc:
         report["config"] = f"error: {exc}"
     try:
@@ -79,3 +80,15 @@ def doctor_command(ctx: typer.Context) -> None:
     except EngramError as exc:
         report["store"] = f"error: {exc}"
     console.print_json(json.dumps(report, default=str))
+
+
+def redact(value: Any) -> Any:
+    """The config as doctor prints it: any setting whose name looks secret is masked."""
+    if isinstance(value, dict):
+        return {
+            k: ("***" if SECRET_NAME.search(str(k)) and v not in (None, "") else redact(v))
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    return value

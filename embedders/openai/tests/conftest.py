@@ -1,0 +1,62 @@
+"""Fixtures: a fake OpenAI server on loopback and embedders pointed at it (real SDK, real HTTP)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+
+from engram_openai import OpenAIEmbedder, OpenAIOptions
+from engram_openai.testing import FakeOpenAI
+
+MakeEmbedder = Callable[..., OpenAIEmbedder]
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No test sees the developer's keys, endpoints or engram config."""
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ENGRAM_CONFIG", "ENGRAM_LOAD_PLUGINS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("ENGRAM_USER_CONFIG", str(tmp_path_factory.mktemp("user") / "none.toml"))
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def waits() -> list[float]:
+    """The backoff waits the embedders asked for (recorded instead of slept)."""
+    return []
+
+
+@pytest.fixture
+def ledger_path(tmp_path: Path) -> Path:
+    return tmp_path / "usage.sqlite"
+
+
+@pytest.fixture
+def make(fake: FakeOpenAI, waits: list[float], ledger_path: Path) -> Iterator[MakeEmbedder]:
+    """Build an embedder against the fake server; options override the test defaults."""
+    made: list[OpenAIEmbedder] = []
+
+    def factory(**options: Any) -> OpenAIEmbedder:
+        settings: dict[str, Any] = {
+            "api_key": SecretStr(fake.api_key),
+            "base_url": fake.url,
+            "ledger_path": ledger_path,
+            "retry_base_delay": 0.01,
+        }
+        settings.update(options)
+        embedder = OpenAIEmbedder(OpenAIOptions(**settings), sleep=waits.append)
+        made.append(embedder)
+        return embedder
+
+    yield factory
+    for embedder in made:
+        embedder.close()

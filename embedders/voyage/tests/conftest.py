@@ -1,0 +1,62 @@
+"""Fixtures: a fake Voyage AI server on loopback, embedders pointed at it (real SDK, real HTTP)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+
+from engram_voyage import VoyageEmbedder, VoyageOptions
+from engram_voyage.testing import FakeVoyage
+
+MakeEmbedder = Callable[..., VoyageEmbedder]
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No test sees the developer's keys, endpoints or engram config."""
+    for var in ("VOYAGE_API_KEY", "VOYAGE_API_KEY_PATH", "ENGRAM_CONFIG", "ENGRAM_LOAD_PLUGINS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("ENGRAM_USER_CONFIG", str(tmp_path_factory.mktemp("user") / "none.toml"))
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeVoyage]:
+    with FakeVoyage() as server:
+        yield server
+
+
+@pytest.fixture
+def waits() -> list[float]:
+    """The backoff waits the embedders asked for (recorded instead of slept)."""
+    return []
+
+
+@pytest.fixture
+def ledger_path(tmp_path: Path) -> Path:
+    return tmp_path / "usage.sqlite"
+
+
+@pytest.fixture
+def make(fake: FakeVoyage, waits: list[float], ledger_path: Path) -> Iterator[MakeEmbedder]:
+    """Build an embedder against the fake server; options override the test defaults."""
+    made: list[VoyageEmbedder] = []
+
+    def factory(**options: Any) -> VoyageEmbedder:
+        settings: dict[str, Any] = {
+            "api_key": SecretStr(fake.api_key),
+            "base_url": fake.url,
+            "ledger_path": ledger_path,
+            "retry_base_delay": 0.01,
+        }
+        settings.update(options)
+        embedder = VoyageEmbedder(VoyageOptions(**settings), sleep=waits.append)
+        made.append(embedder)
+        return embedder
+
+    yield factory
+    for embedder in made:
+        embedder.close()
