@@ -117,7 +117,9 @@ class StoreComparison(RuleBasedStateMachine):
     @rule(data=st.data())
     def delete(self, data: st.DataObject) -> None:
         pool = [*self.written, "never-written"]
-        victims = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3), label="victims")
+        victims = data.draw(
+            st.lists(st.sampled_from(pool), min_size=1, max_size=3), label="victims"
+        )
         for s in (self.store, self.reference):
             s.delete(victims)
 
