@@ -1,0 +1,148 @@
+"""``engram migrate`` and ``engram optimize``: moving an index between stores, and store upkeep.
+
+``migrate`` builds both stores from the config: a side whose backend is the configured
+``[store] backend`` starts from that section's options, any other side from the plugin's
+defaults; ``--from-set`` / ``--to-set KEY=VALUE`` override either (e.g. ``--to-set
+path=.engram/lance`` or ``--to-set storage_options.aws_region=eu-west-1``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+from pydantic import BaseModel
+
+from engram.cli.common import console, err_console, get_config
+from engram.config import EngramConfig, parse_overrides, plugin_options
+from engram.errors import ConfigError
+from engram.memory import build_part
+from engram.migrate import migrate
+from engram.plugins import build_registry, get_plugin_manager
+from engram.protocols import Store
+from engram.registry import Registry
+
+
+def register(app: typer.Typer) -> None:
+    app.command("migrate")(migrate_command)
+    app.command("optimize")(optimize_command)
+
+
+def migrate_command(
+    ctx: typer.Context,
+    to: Annotated[str, typer.Option("--to", help="Store to copy into (e.g. lancedb).")],
+    from_: Annotated[
+        str | None,
+        typer.Option("--from", help="Store to copy from (default: the configured store)."),
+    ] = None,
+    from_set: Annotated[
+        list[str] | None,
+        typer.Option("--from-set", help="Source store option KEY=VALUE (repeatable)."),
+    ] = None,
+    to_set: Annotated[
+        list[str] | None,
+        typer.Option("--to-set", help="Target store option KEY=VALUE (repeatable)."),
+    ] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Reset a target that is not empty, then copy.")
+    ] = False,
+    batch_size: Annotated[int, typer.Option(min=1, help="Chunks per write.")] = 500,
+    verify_sample: Annotated[
+        int, typer.Option(min=0, help="Chunks whose copy and searches are checked.")
+    ] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Copy every chunk, vector and document record into another store, without re-embedding;
+    the source is only read."""
+    config = get_config(ctx)
+    registry = build_registry(get_plugin_manager())
+    source_name = from_ or config.store.backend
+    source_options = _options(config, registry, source_name, from_set or [], "--from-set")
+    target_options = _options(config, registry, to, to_set or [], "--to-set")
+    if source_name == to and source_options == target_options:
+        raise ConfigError(
+            f"--from and --to are the same {to} store; point the target elsewhere, e.g. "
+            f"--to-set path=.engram/{to}-copy"
+        )
+    source: Store = registry.get("store", source_name).build(source_options)
+    try:
+        target: Store = registry.get("store", to).build(target_options)
+        try:
+            report = migrate(
+                source,
+                target,
+                batch_size=batch_size,
+                verify_sample=verify_sample,
+                overwrite=overwrite,
+            )
+        finally:
+            target.close()
+    finally:
+        source.close()
+    if as_json:
+        console.print_json(report.model_dump_json())
+    else:
+        console.print(f"{source_name} → {to}: {report.summary()}", highlight=False)
+    if to != config.store.backend:
+        err_console.print(
+            f'to use it, set [store] backend = "{to}" in engram.toml (with the options you '
+            f"passed to --to-set)",
+            highlight=False,
+        )
+
+
+def _options(
+    config: EngramConfig, registry: Registry, backend: str, pairs: list[str], flag: str
+) -> BaseModel:
+    for pair in pairs:
+        key, sep, _ = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{flag} expects KEY=VALUE (e.g. path=.engram/lance), got {pair!r}")
+    raw = config.store.options() if backend == config.store.backend else {}
+    merged = _merge(raw, parse_overrides(pairs))
+    return plugin_options(config, registry, "store", backend, merged, f"{flag} ({backend})")
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        old = out.get(key)
+        out[key] = (
+            _merge(old, value) if isinstance(old, dict) and isinstance(value, dict) else value
+        )
+    return out
+
+
+def optimize_command(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Compact the configured store, clean up old versions and update its indexes."""
+    config = get_config(ctx)
+    backend = config.store.backend
+    store: Store = build_part(config, build_registry(get_plugin_manager()), "store")
+    try:
+        run = getattr(store, "optimize", None)
+        if not callable(run):
+            reason = f"the {backend} store has nothing to optimize: it needs no maintenance"
+            if as_json:
+                console.print_json(
+                    json.dumps({"store": backend, "optimized": False, "why": reason})
+                )
+            else:
+                console.print(reason, highlight=False)
+            return
+        result = run()
+    finally:
+        store.close()
+    if as_json:
+        data = result.model_dump(mode="json") if isinstance(result, BaseModel) else result
+        payload = {"store": backend, "optimized": True, "report": data}
+        console.print_json(json.dumps(payload, default=str))
+        return
+    summary = getattr(result, "summary", None)
+    if callable(summary):
+        console.print(summary(), highlight=False)
+    else:
+        console.print(f"optimized the {backend} store", highlight=False)
