@@ -1,0 +1,572 @@
+"""``ChromaStore``: the engram Store protocol over Chroma, embedded or against a server.
+
+- Chunks live in one collection (cosine space): id, embedding, text as the document, metadata
+  encoded by ``records.py``. Document records and the index identity live in
+  ``<collection>__engram_meta``; ``<collection>__engram_log`` is the change log (``changelog.py``).
+- Vector search asks Chroma's HNSW index for twice the hits wanted, then re-scores those
+  candidates exactly (float64 cosine of the stored vectors) and keeps the best ``k``. A filter is
+  pushed down as a ``where`` when Chroma can express it exactly; otherwise the exact set of
+  matching ids is computed first and the search runs over those ids only, so a filtered top-k is
+  never a post-filtered truncated list.
+- Keyword search is BM25 over a keyword index kept in step with the collection (``keyword.py``,
+  ``sync.py``); a filter is applied to its ranking in pages, exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, ClassVar, TypeVar, cast
+
+import numpy as np
+from chromadb.api.models.Collection import Collection
+from chromadb.api.types import GetResult, Include, Where
+from chromadb.errors import NotFoundError
+
+from engram.errors import DimensionMismatch, IdentityMismatch, StoreError
+from engram.filters import Filter, matches
+from engram.models import Chunk, Document, Hit, IndexIdentity
+from engram.protocols import StoreCapability
+from engram_chroma import changelog, records, sync, vectors
+from engram_chroma.changelog import batched
+from engram_chroma.connection import (
+    Collections,
+    chroma_errors,
+    drop_collections,
+    open_client,
+    open_collections,
+)
+from engram_chroma.keyword import KeywordIndex, match_expression
+from engram_chroma.options import ChromaOptions
+from engram_chroma.where import Pushdown, restrict, translate
+
+T = TypeVar("T")
+FULL: Include = cast(Include, ["documents", "metadatas", "embeddings"])
+METADATA: Include = cast(Include, ["metadatas"])
+NOTHING: Include = cast(Include, [])
+WRITE_BATCH = 1000  # records per Chroma write (its limit is 5461)
+WRITE_CHARS = 8_000_000  # text per Chroma write, well under a server's 40 MiB request limit
+HAS_VECTOR: Where = {records.VECTOR_KEY: True}
+
+
+class ChromaStore:
+    """Chunks, documents and the identity in Chroma; keyword ranking from a synced BM25 index."""
+
+    capabilities: ClassVar[frozenset[StoreCapability]] = frozenset(
+        {"vector", "keyword", "filter", "persistent"}
+    )
+
+    def __init__(self, options: ChromaOptions | None = None) -> None:
+        self.options = options if options is not None else ChromaOptions()
+        self._client = open_client(self.options)
+        self._lock = threading.RLock()
+        self._known_identity: IndexIdentity | None = None  # cached once set; reset clears it
+        try:
+            self._cols = self._open()
+            self._index = KeywordIndex(self._index_path())
+        except BaseException:
+            self._close_client()
+            raise
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        with contextlib.suppress(AttributeError):
+            self._index.close()
+        self._close_client()
+
+    def __enter__(self) -> ChromaStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def collections(self) -> Collections:
+        """The Chroma collections, for diagnostics and tests; do not write outside the API."""
+        return self._cols
+
+    def diagnostics(self) -> dict[str, Any]:
+        """What ``engram doctor`` shows: where the data is and where the keyword index is."""
+        where = self._index_path()
+        return {
+            "location": self.options.where,
+            "collection": self.options.collection,
+            "keyword_index": str(where) if where else "memory",
+        }
+
+    def _close_client(self) -> None:
+        if self.options.mode == "server":
+            return  # shared by the stores of this process (see connection._server_client)
+        close = getattr(self._client, "close", None)
+        if close is not None:
+            with contextlib.suppress(Exception):
+                close()
+
+    def _open(self) -> Collections:
+        with chroma_errors(self.options, "opening its collections"):
+            return open_collections(self._client, self.options)
+
+    def _index_path(self) -> Path | None:
+        """Where the keyword index file lives (None: in memory)."""
+        o = self.options
+        name = f"engram-keywords-{o.collection}.sqlite3"
+        if o.keyword_cache is None:
+            return o.path / name if o.mode == "embedded" else None
+        scope = f"{o.mode}|{o.path.resolve() if o.mode == 'embedded' else o.where}"
+        digest = hashlib.sha256(f"{scope}|{o.tenant}|{o.database}".encode()).hexdigest()[:12]
+        return o.keyword_cache / f"engram-keywords-{o.collection}-{digest}.sqlite3"
+
+    def _call(self, action: str, fn: Callable[[Collections], T]) -> T:
+        """Run ``fn`` on the collections, translating errors; when another client has dropped
+        them (``reset``), reopen them once and run again (every operation is idempotent)."""
+        for attempt in (1, 2):
+            try:
+                with chroma_errors(self.options, action):
+                    return fn(self._cols)
+            except NotFoundError as exc:
+                if attempt == 2:
+                    raise StoreError(
+                        f"{self.options.where} lost its collections while {action} ({exc}); "
+                        f"another client may be resetting the store: run the command again"
+                    ) from None
+                self._known_identity = None
+                self._cols = self._open()
+        raise AssertionError("unreachable")
+
+    def _identity(self, cols: Collections) -> IndexIdentity | None:
+        """The recorded identity. Cached once found: it can only change through a reset, which
+        drops the collections, so a cached value outlives its collections never (reopening
+        after another client's reset clears the cache)."""
+        if self._known_identity is None:
+            self._known_identity = _read_identity(cols)
+        return self._known_identity
+
+    def _fetch(
+        self, action: str, ids: Sequence[str], where: Where | None = None
+    ) -> dict[str, Chunk]:
+        return self._call(action, lambda cols: _fetch(cols.chunks, ids, where))
+
+    # -- identity -----------------------------------------------------------------------------
+
+    def get_identity(self) -> IndexIdentity | None:
+        return self._call("reading the index identity", self._identity)
+
+    def set_identity(self, identity: IndexIdentity) -> None:
+        if not isinstance(identity, IndexIdentity):
+            raise StoreError(
+                f"set_identity expects an IndexIdentity, got {type(identity).__name__}; build one "
+                f"with engram.protocols.embedder_identity(embedder, chunker)"
+            )
+
+        def run(cols: Collections) -> None:
+            current = self._identity(cols)
+            if current is None:
+                if cols.chunks.count() > 0:
+                    raise StoreError(
+                        f"the Chroma collection {self.options.collection!r} holds records that "
+                        f"engram did not write (it has no index identity); set [store] "
+                        f"collection to another name, or delete that collection"
+                    )
+                # add() keeps the first record of an id: with two clients racing, one identity
+                # wins and the other is compared with it below.
+                cols.meta.add(
+                    ids=[records.IDENTITY_ID],
+                    embeddings=changelog.ONE,
+                    metadatas=[records.identity_record(identity)],
+                )
+                current = self._identity(cols)
+            if current is not None:
+                _check_same(current, identity)
+
+        self._call("recording the index identity", run)
+
+    # -- chunks -------------------------------------------------------------------------------
+
+    def upsert(self, chunks: Sequence[Chunk]) -> None:
+        batch = list(chunks)
+        for c in batch:
+            if not isinstance(c, Chunk):
+                raise StoreError(
+                    f"upsert expects engram.Chunk objects, got {type(c).__name__}; build them "
+                    f"with Chunk(id=..., document_id=..., text=...)"
+                )
+        latest = list({c.id: c for c in batch}.values())  # a repeated id: the last one wins
+        if not latest:
+            return
+
+        def run(cols: Collections) -> None:
+            identity = self._identity(cols)
+            rows = [_encode(c, identity) for c in latest]  # every check before any write
+            for part in _write_batches(rows):
+                self._write(cols, part)
+
+        self._call("writing chunks", run)
+
+    def _write(self, cols: Collections, rows: list[Row]) -> None:
+        """One Chroma upsert, announced in the change log and applied to the keyword index."""
+        stamp = changelog.new_stamp()
+        ids = [r[0] for r in rows]
+        for row in rows:
+            row[3][records.STAMP_KEY] = stamp
+        _forget_old_keys(cols.chunks, rows)
+        changelog.announce(cols.log, stamp, "upsert", ids)
+        cols.chunks.upsert(
+            ids=ids,
+            embeddings=np.asarray([r[1] for r in rows], dtype=np.float32),
+            documents=[r[2] for r in rows],
+            metadatas=[r[3] for r in rows],
+        )
+        sync.apply_own(self._index, stamp, "upsert", ids, [r[2] for r in rows])
+
+    def _delete(self, cols: Collections, ids: Sequence[str]) -> None:
+        """Delete chunks, a batch at a time, each announced and applied to the keyword index."""
+        for part in batched(list(ids), WRITE_BATCH):
+            stamp = changelog.new_stamp()
+            changelog.announce(cols.log, stamp, "delete", part)
+            cols.chunks.delete(ids=list(part))
+            sync.apply_own(self._index, stamp, "delete", part)
+
+    def get(self, ids: Sequence[str]) -> list[Chunk]:
+        wanted = list(ids)
+        if not wanted:
+            return []
+        found = self._fetch("reading chunks", wanted)
+        return [found[i] for i in wanted if i in found]
+
+    def delete(self, ids: Sequence[str]) -> None:
+        unique = sorted({i for i in ids if isinstance(i, str) and i})
+        if unique:
+            self._call("deleting chunks", lambda cols: self._delete(cols, _existing(cols, unique)))
+
+    def delete_documents(self, document_ids: Sequence[str]) -> None:
+        docs = sorted({d for d in document_ids if isinstance(d, str) and d})
+        if not docs:
+            return
+
+        def run(cols: Collections) -> None:
+            victims: list[str] = []
+            for part in batched(docs, 100):
+                where = cast(Where, {records.DOCUMENT_KEY: {"$in": list(part)}})
+                victims += cols.chunks.get(where=where, include=NOTHING)["ids"]
+            self._delete(cols, sorted(set(victims)))
+            # Chunks first, records last: a crash in between leaves a record whose document is
+            # deleted again by the next sync, never chunks nobody knows about.
+            for part in batched([records.DOCUMENT_PREFIX + d for d in docs], changelog.PAGE):
+                cols.meta.delete(ids=list(part))
+
+        self._call("deleting documents", run)
+
+    def delete_where(self, filter: Filter) -> None:
+        pushdown = translate(filter)
+        self._call(
+            "deleting chunks by filter",
+            lambda cols: self._delete(cols, _matching_ids(cols, filter, pushdown)),
+        )
+
+    def count(self, filter: Filter | None = None) -> int:
+        if filter is None:
+            return self._call("counting chunks", lambda cols: cols.chunks.count())
+        pushdown = translate(filter)
+        return self._call(
+            "counting chunks", lambda cols: len(_matching_ids(cols, filter, pushdown))
+        )
+
+    def iter_chunks(self, batch_size: int = 500) -> Iterator[list[Chunk]]:
+        """Every chunk, by id, in lists of ``batch_size``: the ids are a snapshot taken at the
+        start; chunks deleted meanwhile are left out."""
+        if batch_size < 1:
+            raise StoreError(f"batch_size must be at least 1 (got {batch_size})")
+        every = sorted(self._call("listing chunks", _all_ids))
+        return self._iter(every, batch_size)
+
+    def _iter(self, every: list[str], batch_size: int) -> Iterator[list[Chunk]]:
+        for part in batched(every, batch_size):
+            found = self._fetch("reading chunks", part)
+            chunks = [found[i] for i in part if i in found]
+            if chunks:
+                yield chunks
+
+    # -- documents ----------------------------------------------------------------------------
+
+    def put_document(self, document: Document) -> None:
+        record_id, metadata = records.document_record(document)
+        self._call(
+            "writing a document record",
+            lambda cols: cols.meta.upsert(
+                ids=[record_id], embeddings=changelog.ONE, metadatas=[metadata]
+            ),
+        )
+
+    def list_documents(self) -> dict[str, Document]:
+        def run(cols: Collections) -> dict[str, Document]:
+            where: Where = {records.KIND_KEY: records.DOCUMENT_KIND}
+            got = cols.meta.get(where=where, include=METADATA)
+            docs = [records.to_document(m) for m in got["metadatas"] or [] if m]
+            return {d.id: d for d in sorted(docs, key=lambda d: d.id)}
+
+        return self._call("listing documents", run)
+
+    # -- search -------------------------------------------------------------------------------
+
+    def vector_search(
+        self, vector: Sequence[float], k: int, filter: Filter | None = None
+    ) -> list[Hit]:
+        """The ``k`` chunks most similar (cosine) to ``vector`` among those ``filter`` keeps."""
+        _check_k(k)
+        query = vectors.check_values(vector, "the query vector", stored=False)
+        pushdown = translate(filter)
+
+        def run(cols: Collections) -> list[Hit]:
+            identity = self._identity(cols)
+            if identity is None:
+                return []
+            if len(query) != identity.dimension:
+                raise DimensionMismatch(
+                    f"the query vector has {len(query)} dimensions but this store holds "
+                    f"{identity.dimension}-dimensional vectors of {identity.describe()}; embed "
+                    f"the query with that embedder"
+                )
+            if k == 0 or pushdown.nothing:
+                return []
+            if pushdown.exact:
+                return _nearest(cols.chunks, query, k, pushdown.where, None)
+            allowed = _matching_ids(cols, filter, pushdown)
+            return _nearest(cols.chunks, query, k, None, allowed) if allowed else []
+
+        return self._call("searching vectors", run)
+
+    def keyword_search(self, query: str, k: int, filter: Filter | None = None) -> list[Hit]:
+        """BM25 over the chunk words; a chunk matches if it holds any word of ``query``."""
+        _check_k(k)
+        pushdown = translate(filter)
+        expression = match_expression(query)
+        if expression is None or k == 0 or pushdown.nothing:
+            return []
+        with self._index.lock:
+            self._call("updating the keyword index", lambda cols: sync.refresh(self._index, cols))
+            hits: list[Hit] = []
+            offset, page = 0, max(2 * k, 32)
+            while len(hits) < k:
+                ranked = self._index.search(expression, page, offset)
+                if not ranked:
+                    break
+                offset += len(ranked)
+                found = self._fetch("reading keyword hits", [i for i, _ in ranked], pushdown.where)
+                for chunk_id, score in ranked:
+                    chunk = found.get(chunk_id)
+                    if chunk is None or not (pushdown.exact or matches(filter, chunk.metadata)):
+                        continue
+                    hits.append(Hit(chunk=chunk, score=score, keyword_score=score))
+                    if len(hits) == k:
+                        break
+                page *= 2
+            return hits
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Drop the three collections and start empty (no identity); the keyword index too."""
+        with self._lock, chroma_errors(self.options, "resetting the store"):
+            self._known_identity = None
+            drop_collections(self._client, self.options)
+            self._cols = open_collections(self._client, self.options)
+            sync.reset(self._index, self._cols)
+
+
+# -- helpers (module level: each takes the collections it works on) -------------------------------
+
+
+def _read_identity(cols: Collections) -> IndexIdentity | None:
+    got = cols.meta.get(ids=[records.IDENTITY_ID], include=METADATA)
+    metas = got["metadatas"] or []
+    return records.to_identity(metas[0] if metas else None)
+
+
+def _check_same(current: IndexIdentity, wanted: IndexIdentity) -> None:
+    if current == wanted:
+        return
+    error = DimensionMismatch if current.dimension != wanted.dimension else IdentityMismatch
+    raise error(
+        f"this Chroma collection was built with {current.describe()}, but {wanted.describe()} "
+        f"is configured; run `engram rebuild` to re-index everything with the new settings, "
+        f"switch back to embedder {current.embedder}/{current.model} with chunker "
+        f"{current.chunker}, or point [store] collection at another name"
+    )
+
+
+Row = tuple[str, list[float], str, dict[str, Any]]
+
+
+def _encode(chunk: Chunk, identity: IndexIdentity | None) -> Row:
+    """A chunk as (id, embedding, document, metadata), checked against the identity."""
+    if identity is None:
+        raise StoreError(
+            f"chunk {chunk.id!r} cannot be stored before the store has an index identity: call "
+            f"set_identity(IndexIdentity(...)) first (Chroma needs the vector dimension even for "
+            f"chunks without a vector)"
+        )
+    length: float | None = None
+    if chunk.vector is None:
+        embedding = vectors.placeholder(chunk.id, identity.dimension)
+    else:
+        checked = vectors.check(chunk.vector, identity, f"chunk {chunk.id!r}")
+        embedding, length = vectors.split(checked)
+    metadata = records.chunk_metadata(
+        chunk.metadata,
+        owner=f"chunk {chunk.id!r}",
+        document_id=chunk.document_id,
+        document_hash=chunk.document_hash,
+        has_vector=chunk.vector is not None,
+    )
+    if length is not None:
+        metadata[records.NORM_KEY] = length
+    return chunk.id, embedding, chunk.text, metadata
+
+
+def _forget_old_keys(chunks: Collection, rows: list[Row]) -> None:
+    """Chroma merges the metadata of an existing record with the new one, so every key the old
+    version had and the new one lacks is set to None (which deletes it)."""
+    for part in batched([r[0] for r in rows], changelog.PAGE):
+        got = chunks.get(ids=list(part), include=METADATA)
+        old = {i: set(m or {}) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)}
+        for row in rows:
+            for key in old.get(row[0], set()) - set(row[3]):
+                row[3][key] = None
+
+
+def _write_batches(rows: list[Row]) -> Iterator[list[Row]]:
+    part: list[Row] = []
+    chars = 0
+    for row in rows:
+        if part and (len(part) >= WRITE_BATCH or chars + len(row[2]) > WRITE_CHARS):
+            yield part
+            part, chars = [], 0
+        part.append(row)
+        chars += len(row[2])
+    if part:
+        yield part
+
+
+def _existing(cols: Collections, ids: list[str]) -> list[str]:
+    out: list[str] = []
+    for part in batched(ids, changelog.PAGE):
+        out += cols.chunks.get(ids=list(part), include=NOTHING)["ids"]
+    return out
+
+
+def _all_ids(cols: Collections) -> list[str]:
+    return list(cols.chunks.get(include=NOTHING)["ids"])
+
+
+def _matching_ids(cols: Collections, flt: Filter | None, pushdown: Pushdown) -> list[str]:
+    """The ids of exactly the chunks ``flt`` matches."""
+    if pushdown.nothing:
+        return []
+    if pushdown.exact:
+        return list(cols.chunks.get(where=pushdown.where, include=NOTHING)["ids"])
+    got = cols.chunks.get(where=pushdown.where, include=METADATA)
+    metas = got["metadatas"] or []
+    return [i for i, m in zip(got["ids"], metas, strict=True) if matches(flt, records.from_json(m))]
+
+
+def _fetch(chunks: Collection, ids: Sequence[str], where: Where | None = None) -> dict[str, Chunk]:
+    """The chunks among ``ids`` (that ``where`` keeps), by id."""
+    out: dict[str, Chunk] = {}
+    for part in batched(sorted(set(ids)), changelog.PAGE):
+        got = chunks.get(ids=list(part), where=where, include=FULL)
+        out.update((c.id, c) for c in _chunks(got))
+    return out
+
+
+def _chunks(got: GetResult) -> Iterator[Chunk]:
+    documents = got["documents"] or []
+    metadatas = got["metadatas"] or []
+    embeddings = got["embeddings"] if got["embeddings"] is not None else []
+    for chunk_id, text, meta, embedding in zip(
+        got["ids"], documents, metadatas, embeddings, strict=True
+    ):
+        yield _decode(chunk_id, text, meta, embedding)
+
+
+def _decode(chunk_id: str, text: str | None, meta: Any, embedding: Any) -> Chunk:
+    meta = meta or {}
+    has_vector = bool(meta.get(records.VECTOR_KEY))
+    return Chunk(
+        id=chunk_id,
+        document_id=str(meta.get(records.DOCUMENT_KEY, "")) or chunk_id,
+        document_hash=str(meta.get(records.HASH_KEY, "")),
+        text=text or "",
+        vector=vectors.join(embedding, float(meta.get(records.NORM_KEY, 1.0)))
+        if has_vector
+        else None,
+        metadata=records.from_json(meta),
+    )
+
+
+def _nearest(
+    chunks: Collection,
+    query: vectors.Array,
+    k: int,
+    where: Where | None,
+    ids: list[str] | None,
+) -> list[Hit]:
+    """Chroma's HNSW candidates (twice ``k``) re-scored exactly; the best ``k``."""
+    unit = vectors.unit(query)
+    wanted = 2 * k + 10
+    probe = _with_vector(where) if where is not None or ids is not None else None
+    found = _query(chunks, unit, wanted, probe, ids)
+    if probe is None and any(c.vector is None for c in found):
+        # Placeholders of vector-less chunks came back: ask again for real vectors only.
+        found = _query(chunks, unit, wanted, HAS_VECTOR, ids)
+    found = [c for c in found if c.vector is not None]
+    if not found:
+        return []
+    rows = np.asarray([c.vector for c in found], dtype=np.float64)
+    scores = vectors.cosine(query, rows)
+    order = sorted(range(len(found)), key=lambda i: (-float(scores[i]), found[i].id))[:k]
+    return [
+        Hit(chunk=found[i], score=float(scores[i]), vector_score=float(scores[i])) for i in order
+    ]
+
+
+def _with_vector(where: Where | None) -> Where:
+    """``where`` AND "has a real vector"."""
+    return restrict(Pushdown(where, exact=True), HAS_VECTOR)
+
+
+def _query(
+    chunks: Collection,
+    unit: vectors.Array,
+    n: int,
+    where: Where | None,
+    ids: list[str] | None,
+) -> list[Chunk]:
+    got = chunks.query(
+        query_embeddings=unit.astype(np.float32).reshape(1, -1),
+        n_results=n,
+        where=where,
+        ids=ids,
+        include=FULL,
+    )
+    documents = (got["documents"] or [[]])[0]
+    metadatas = (got["metadatas"] or [[]])[0]
+    embeddings = got["embeddings"][0] if got["embeddings"] is not None else []
+    return [
+        _decode(i, t, m, e)
+        for i, t, m, e in zip(got["ids"][0], documents, metadatas, embeddings, strict=True)
+    ]
+
+
+def _check_k(k: int) -> None:
+    if k < 0:
+        raise StoreError(f"k must be 0 or more (got {k})")

@@ -1,0 +1,30 @@
+"""The shared conformance suite (engram.testing.StoreSuite) in both of Chroma's modes: embedded
+in a real folder, and against a real ``chroma run`` server on 127.0.0.1."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engram.protocols import Store
+from engram.testing import StoreSuite
+from engram_chroma import ChromaOptions, ChromaStore
+
+
+class TestChromaEmbedded(StoreSuite):
+    @pytest.fixture
+    def store(self, chroma_dir: Path) -> Iterator[Store]:
+        store = ChromaStore(ChromaOptions(path=chroma_dir / "chroma"))
+        yield store
+        store.close()
+
+
+class TestChromaServer(StoreSuite):
+    @pytest.fixture
+    def store(self, chroma_server: Any) -> Iterator[Store]:
+        store = ChromaStore(chroma_server.options())
+        yield store
+        store.close()
