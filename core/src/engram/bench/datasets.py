@@ -1,0 +1,272 @@
+"""Retrieval datasets in two public layouts, loaded generically so other sets drop in by path.
+
+- **BEIR** (a folder with ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``): one
+  group; a document's text is ``title + " " + text`` (BEIR and sentence-transformers index both);
+  only queries with qrels are evaluated; nDCG@10 and Recall@100 as in the BEIR paper.
+- **LoCoMo** (a JSON list of samples with ``conversation`` and ``qa``): one group per
+  conversation, so each question searches only its own dialogue; a document is one turn
+  (``"<speaker>: <text>"``, plus the caption of a shared photo); relevant = the question's
+  evidence turns; Recall@5, Recall@10 and nDCG@10, also per question category.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from engram.errors import ConfigError
+
+DatasetKind = Literal["beir", "locomo"]
+BEIR_METRICS = ("ndcg@10", "recall@100")
+LOCOMO_METRICS = ("recall@5", "recall@10", "ndcg@10")
+# The usual reading of LoCoMo's category numbers (the dataset itself carries only the numbers).
+LOCOMO_CATEGORIES = {
+    "1": "multi-hop",
+    "2": "temporal",
+    "3": "open-domain",
+    "4": "single-hop",
+    "5": "adversarial",
+}
+_DIA_ID = re.compile(r"D\d+:\d+")
+_SESSION = re.compile(r"session_(\d+)")
+
+
+@dataclass(frozen=True)
+class Doc:
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Query:
+    id: str
+    text: str
+    qrels: dict[str, int]
+    category: str | None = None
+
+
+@dataclass(frozen=True)
+class Group:
+    """Documents indexed together and the queries asked of them."""
+
+    name: str
+    docs: list[Doc]
+    queries: list[Query]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    kind: DatasetKind
+    path: Path
+    groups: list[Group]
+    metrics: tuple[str, ...]
+    # BEIR's evaluator drops a hit whose id equals the query id (self-retrieval in some sets).
+    ignore_identical_ids: bool = False
+    category_labels: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def doc_count(self) -> int:
+        return sum(len(g.docs) for g in self.groups)
+
+    @property
+    def query_count(self) -> int:
+        return sum(len(g.queries) for g in self.groups)
+
+
+def resolve(spec: str, data_dir: Path) -> tuple[str, Path]:
+    """``name``, ``name=PATH`` or ``PATH`` → (dataset name, where it is)."""
+    name, sep, raw = spec.partition("=")
+    if sep:
+        return name.strip(), Path(raw).expanduser()
+    given = Path(spec).expanduser()
+    if ("/" in spec or given.suffix == ".json") and given.exists():
+        return given.stem, given
+    return spec, data_dir / spec
+
+
+def load_dataset(spec: str, data_dir: Path, *, max_queries: int | None = None) -> Dataset:
+    """Load a dataset by name (looked up in ``data_dir``) or path, detecting its layout."""
+    name, path = resolve(spec, data_dir)
+    if not path.exists():
+        raise ConfigError(
+            f"dataset {name!r} not found at {path}; pass --data with the folder that holds it "
+            f"(see docs/benchmarks.md), or give its path as {name}=PATH"
+        )
+    if path.is_dir() and (path / "corpus.jsonl").is_file():
+        return load_beir(path, name=name, max_queries=max_queries)
+    json_file = path if path.is_file() else _find_locomo_json(path)
+    if json_file is not None:
+        return load_locomo(json_file, name=name, max_queries=max_queries)
+    raise ConfigError(
+        f"{path} is neither a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv) nor a "
+        f"LoCoMo JSON file; point the dataset at one of those layouts"
+    )
+
+
+def load_beir(
+    path: Path, *, name: str | None = None, split: str = "test", max_queries: int | None = None
+) -> Dataset:
+    """A BEIR-layout folder: every document, and the ``split`` queries that have qrels."""
+    corpus = [
+        Doc(str(row["_id"]), _join(row.get("title"), row.get("text")))
+        for row in _jsonl(path / "corpus.jsonl")
+    ]
+    texts = {str(row["_id"]): str(row.get("text", "")) for row in _jsonl(path / "queries.jsonl")}
+    qrels = _read_qrels(path / "qrels" / f"{split}.tsv")
+    missing = [qid for qid in qrels if qid not in texts]
+    if missing:
+        raise ConfigError(
+            f"{path / 'qrels' / f'{split}.tsv'} names queries missing from queries.jsonl "
+            f"({', '.join(missing[:5])}); the files come from different copies of the dataset"
+        )
+    queries = [Query(qid, texts[qid], judged) for qid, judged in qrels.items()]
+    if max_queries is not None:
+        queries = queries[:max_queries]
+    return Dataset(
+        name=name or path.name,
+        kind="beir",
+        path=path,
+        groups=[Group(name or path.name, corpus, queries)],
+        metrics=BEIR_METRICS,
+        ignore_identical_ids=True,
+        notes=[f"{len(corpus)} documents (title + text), {len(queries)} {split} queries"],
+    )
+
+
+def load_locomo(path: Path, *, name: str | None = None, max_queries: int | None = None) -> Dataset:
+    """A LoCoMo JSON file: one group per conversation, one document per dialogue turn."""
+    try:
+        samples = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"cannot read LoCoMo file {path}: {exc}; check the file") from None
+    if not isinstance(samples, list) or not all(_is_locomo_sample(s) for s in samples):
+        raise ConfigError(
+            f"{path} is not in the LoCoMo layout (a list of samples with 'conversation' and "
+            f"'qa'); point the dataset at locomo10.json or a file of the same shape"
+        )
+    groups: list[Group] = []
+    left = max_queries
+    dropped_refs = dropped_questions = 0
+    for index, sample in enumerate(samples):
+        group_name = str(sample.get("sample_id") or f"conversation-{index}")
+        docs = list(_turns(sample["conversation"]))
+        known = {d.id for d in docs}
+        queries: list[Query] = []
+        for q_index, qa in enumerate(sample["qa"]):
+            refs = _DIA_ID.findall(" ".join(str(e) for e in qa.get("evidence") or []))
+            relevant = {ref: 1 for ref in refs if ref in known}
+            dropped_refs += len(set(refs) - relevant.keys())
+            if not relevant:
+                dropped_questions += 1
+                continue
+            category = qa.get("category")
+            queries.append(
+                Query(
+                    f"{group_name}/q{q_index}",
+                    str(qa["question"]),
+                    relevant,
+                    None if category is None else str(category),
+                )
+            )
+        if left is not None:
+            queries = queries[:left]
+            left -= len(queries)
+        if queries:
+            groups.append(Group(group_name, docs, queries))
+        if left == 0:
+            break
+    dataset = Dataset(
+        name=name or path.stem,
+        kind="locomo",
+        path=path,
+        groups=groups,
+        metrics=LOCOMO_METRICS,
+        category_labels=dict(LOCOMO_CATEGORIES),
+    )
+    dataset.notes.append(
+        f"{len(groups)} conversations indexed separately, {dataset.doc_count} turns, "
+        f"{dataset.query_count} questions; {dropped_questions} questions without a usable "
+        f"evidence turn left out, {dropped_refs} evidence references match no turn"
+    )
+    return dataset
+
+
+def _turns(conversation: dict[str, Any]) -> Iterator[Doc]:
+    sessions = sorted(
+        (int(m.group(1)), key)
+        for key in conversation
+        if (m := _SESSION.fullmatch(key)) and isinstance(conversation[key], list)
+    )
+    for _, key in sessions:
+        for turn in conversation[key]:
+            text = f"{turn.get('speaker', '')}: {turn.get('text', '')}"
+            caption = turn.get("blip_caption")
+            if caption:
+                text += f" [shares a photo: {caption}]"
+            yield Doc(str(turn["dia_id"]), text)
+
+
+def _is_locomo_sample(sample: object) -> bool:
+    return isinstance(sample, dict) and "conversation" in sample and "qa" in sample
+
+
+def _find_locomo_json(folder: Path) -> Path | None:
+    if not folder.is_dir():
+        return None
+    for candidate in sorted(folder.rglob("*.json")):
+        try:
+            with candidate.open(encoding="utf-8") as fh:
+                head = fh.read(4096)
+        except (OSError, UnicodeDecodeError):
+            continue
+        if head.lstrip().startswith("[") and ('"qa"' in head or '"conversation"' in head):
+            return candidate
+    return None
+
+
+def _join(title: object, text: object) -> str:
+    parts = [str(p).strip() for p in (title, text) if p]
+    return " ".join(p for p in parts if p)
+
+
+def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    if not path.is_file():
+        raise ConfigError(f"{path} is missing; a BEIR dataset folder needs it")
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(
+                    f"{path}:{number} is not JSON ({exc}); fix or re-download it"
+                ) from None
+            if not isinstance(row, dict) or "_id" not in row:
+                raise ConfigError(f"{path}:{number} has no '_id'; it is not a BEIR file")
+            yield row
+
+
+def _read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    if not path.is_file():
+        raise ConfigError(f"{path} is missing; a BEIR dataset folder needs qrels/<split>.tsv")
+    out: dict[str, dict[str, int]] = {}
+    with path.open(encoding="utf-8", newline="") as fh:
+        for number, row in enumerate(csv.reader(fh, delimiter="\t"), start=1):
+            if not row or (number == 1 and not row[-1].strip().lstrip("-").isdigit()):
+                continue  # blank line or the header
+            if len(row) < 3:
+                raise ConfigError(f"{path}:{number} needs query-id, corpus-id and score")
+            try:
+                grade = int(row[2])
+            except ValueError:
+                raise ConfigError(f"{path}:{number}: score {row[2]!r} is not an integer") from None
+            out.setdefault(row[0], {})[row[1]] = grade
+    return out

@@ -1,0 +1,350 @@
+"""Retrieval quality on real datasets: every store x embedder x search mode on the same vectors.
+
+Documents are embedded once per embedder (through the shared cache) and every store indexes the
+same vectors, so differences between stores come from the stores. Searches go through
+``engram.search.HybridSearcher`` with ``min_score = 0`` (the default 0.35 is a display threshold
+that would cut Recall@100). Keyword-only results do not depend on the embedder and are run once per
+store. ``numpy-exact`` is brute-force cosine over the same vectors: the vector-only ceiling that
+exact stores should match and ANN stores approach.
+
+The four modes of one query ask the store the same two questions (the vector and the keyword
+candidates), so a per-query memo answers the repeats: the rankings are exactly those of four
+separate searches at a third of the cost. Latency is timed separately, without the memo, on the
+first ``latency_queries`` queries.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+
+from engram.bench.datasets import Dataset, Query
+from engram.bench.embedding import EmbedStats, FixedEmbedder, Matrix, embed_all
+from engram.bench.metrics import metric, metric_depth
+from engram.bench.speed import exact_top_k
+from engram.bench.stores import StoreSpec, fresh_folder
+from engram.bench.timing import summarize_ms
+from engram.cache import CachedEmbedder
+from engram.config import SearchConfig
+from engram.errors import EmptyQuery
+from engram.filters import Filter
+from engram.models import Chunk, FusionMethod, Hit, IndexIdentity, SearchMode
+from engram.protocols import Store, embedder_identity
+from engram.search import HybridSearcher
+
+Log = Callable[[str], None]
+CHUNKER = "bench:one-chunk-per-document"
+BASELINE = "numpy-exact"
+
+
+@dataclass(frozen=True)
+class Mode:
+    name: str
+    mode: SearchMode
+    fusion: FusionMethod = "weighted"
+
+
+MODES = (
+    Mode("keyword", "keyword"),
+    Mode("vector", "vector"),
+    Mode("hybrid-weighted", "hybrid", "weighted"),
+    Mode("hybrid-rrf", "hybrid", "rrf"),
+)
+
+
+@dataclass
+class Embedded:
+    """A dataset's vectors from one embedder: one matrix per group, and every query's vector."""
+
+    embedder: str
+    model: str
+    dimension: int
+    groups: list[Matrix]
+    queries: dict[str, list[float]]
+    stats: EmbedStats
+
+
+def embed_dataset(dataset: Dataset, embedder: CachedEmbedder, log: Log) -> Embedded:
+    stats = EmbedStats()
+    name = f"{dataset.name}/{embedder.name}"
+    groups: list[Matrix] = []
+    for group in dataset.groups:
+
+        def progress(done: int, total: int, label: str = group.name) -> None:
+            if total >= 1000 and (done % 1024 == 0 or done == total):
+                log(f"  embedding {name} {label}: {done:,}/{total:,}")
+
+        groups.append(
+            embed_all(embedder, [d.text for d in group.docs], "document", stats, progress)
+        )
+    texts = list(dict.fromkeys(q.text for g in dataset.groups for q in g.queries))
+    matrix = embed_all(embedder, texts, "query", stats)
+    if stats.embedded:
+        log(
+            f"  embedded {stats.embedded:,} texts of {name} in {stats.seconds:.1f}s "
+            f"({stats.per_second or 0:.1f}/s); {stats.texts - stats.embedded:,} from the cache"
+        )
+    return Embedded(
+        embedder.name,
+        embedder.model,
+        embedder.dimension,
+        groups,
+        dict(zip(texts, matrix.tolist(), strict=True)),
+        stats,
+    )
+
+
+def evaluate(dataset: Dataset, retrieved: dict[str, list[str]]) -> dict[str, Any]:
+    """Mean of each of the dataset's metrics over its queries, overall and per category."""
+    totals: dict[str, float] = defaultdict(float)
+    by_cat: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    n = 0
+    for group in dataset.groups:
+        for query in group.queries:
+            ids = retrieved.get(query.id, [])
+            n += 1
+            for name in dataset.metrics:
+                value = metric(name, ids, query.qrels)
+                totals[name] += value
+                if query.category is not None:
+                    by_cat[query.category][name] += value
+            if query.category is not None:
+                by_cat[query.category]["queries"] += 1
+    per_category = {
+        cat: {
+            **{m: v / values["queries"] for m, v in values.items() if m != "queries"},
+            "queries": values["queries"],
+        }
+        for cat, values in sorted(by_cat.items())
+    }
+    return {
+        "metrics": {m: totals[m] / n if n else 0.0 for m in dataset.metrics},
+        "per_category": per_category,
+        "queries": n,
+    }
+
+
+def _depth(dataset: Dataset) -> int:
+    return max(metric_depth(m) for m in dataset.metrics)
+
+
+def _clean(dataset: Dataset, query: Query, ids: list[str], depth: int) -> list[str]:
+    if dataset.ignore_identical_ids:
+        ids = [i for i in ids if i != query.id]
+    return ids[:depth]
+
+
+def numpy_exact(dataset: Dataset, embedded: Embedded) -> dict[str, Any]:
+    """Brute-force cosine top-k over the dataset's vectors: the vector-only reference."""
+    depth = _depth(dataset)
+    retrieved: dict[str, list[str]] = {}
+    samples: list[float] = []
+    for group, matrix in zip(dataset.groups, embedded.groups, strict=True):
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        unit = (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
+        for query in group.queries:
+            vector = np.asarray(embedded.queries[query.text], dtype=np.float32)
+            began = time.perf_counter()
+            rows = exact_top_k(unit, vector, depth + 1)
+            samples.append(time.perf_counter() - began)
+            ids = [group.docs[r].id for r in rows]
+            retrieved[query.id] = _clean(dataset, query, ids, depth)
+    return {
+        "store": BASELINE,
+        "embedder": embedded.embedder,
+        "mode": "vector",
+        **evaluate(dataset, retrieved),
+        "latency_ms": summarize_ms(samples),
+    }
+
+
+class _Memo:
+    """A store wrapper that remembers this query's ``vector_search`` / ``keyword_search``
+    answers; everything else goes to the store. ``clear()`` between queries."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self.capabilities = store.capabilities
+        self._answers: dict[tuple[object, ...], list[Hit]] = {}
+
+    def clear(self) -> None:
+        self._answers.clear()
+
+    def get_identity(self) -> IndexIdentity | None:
+        return self._store.get_identity()
+
+    def vector_search(
+        self, vector: Sequence[float], k: int, filter: Filter | None = None
+    ) -> list[Hit]:
+        key = ("vector", tuple(vector), k)
+        if filter is not None:
+            return self._store.vector_search(vector, k, filter)
+        if key not in self._answers:
+            self._answers[key] = self._store.vector_search(vector, k, filter)
+        return self._answers[key]
+
+    def keyword_search(self, query: str, k: int, filter: Filter | None = None) -> list[Hit]:
+        key = ("keyword", query, k)
+        if filter is not None:
+            return self._store.keyword_search(query, k, filter)
+        if key not in self._answers:
+            self._answers[key] = self._store.keyword_search(query, k, filter)
+        return self._answers[key]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def run_store(
+    dataset: Dataset,
+    spec: StoreSpec,
+    embedded: Embedded,
+    folder: Path,
+    *,
+    with_keyword: bool,
+    latency_queries: int,
+) -> list[dict[str, Any]]:
+    """Index every group of ``dataset`` in a fresh ``spec`` store and run every mode."""
+    depth = _depth(dataset)
+    limit = depth + (1 if dataset.ignore_identical_ids else 0)
+    modes = [m for m in MODES if with_keyword or m.mode != "keyword"]
+    retrieved: dict[str, dict[str, list[str]]] = {m.name: {} for m in modes}
+    samples: dict[str, list[float]] = {m.name: [] for m in modes}
+    embedder = FixedEmbedder(
+        embedded.embedder, embedded.model, embedded.dimension, embedded.queries
+    )
+    searchers = {
+        m.name: HybridSearcher(SearchConfig(min_score=0.0, fusion=m.fusion, limit=limit))
+        for m in modes
+    }
+    index_s = 0.0
+    fresh_folder(folder)
+    store = spec.build(folder)
+    try:
+        for number, (group, matrix) in enumerate(zip(dataset.groups, embedded.groups, strict=True)):
+            if number:
+                store.reset()
+            store.set_identity(embedder_identity(embedder, CHUNKER))
+            index_s += index_docs(store, group.docs, matrix)
+            memo = _Memo(store)
+            for query in group.queries:
+                memo.clear()
+                timed = len(samples[modes[0].name]) < latency_queries
+                for m in modes:
+                    if timed:
+                        began = time.perf_counter()
+                        _search(searchers[m.name], query.text, store, embedder, m, limit)
+                        samples[m.name].append(time.perf_counter() - began)
+                    hits = _search(
+                        searchers[m.name], query.text, cast(Store, memo), embedder, m, limit
+                    )
+                    ids = [h.chunk.id for h in hits]
+                    retrieved[m.name][query.id] = _clean(dataset, query, ids, depth)
+    finally:
+        store.close()
+    rows = []
+    for m in modes:
+        rows.append(
+            {
+                "store": spec.name,
+                "embedder": None if m.mode == "keyword" else embedded.embedder,
+                "mode": m.name,
+                **evaluate(dataset, retrieved[m.name]),
+                "latency_ms": summarize_ms(samples[m.name]),
+                "index_seconds": index_s,
+            }
+        )
+    return rows
+
+
+def _search(
+    searcher: HybridSearcher,
+    text: str,
+    store: Store,
+    embedder: FixedEmbedder,
+    mode: Mode,
+    limit: int,
+) -> list[Hit]:
+    try:
+        return searcher.search(text, store, embedder, mode=mode.mode, limit=limit).hits
+    except EmptyQuery:
+        return []
+
+
+def index_docs(store: Store, docs: list[Any], matrix: Matrix, batch: int = 500) -> float:
+    rows = matrix.tolist()
+    seconds = 0.0
+    for start in range(0, len(docs), batch):
+        chunks = [
+            Chunk(id=doc.id, document_id=doc.id, text=doc.text, vector=rows[start + i])
+            for i, doc in enumerate(docs[start : start + batch])
+        ]
+        began = time.perf_counter()
+        store.upsert(chunks)
+        seconds += time.perf_counter() - began
+    return seconds
+
+
+def run_dataset(
+    dataset: Dataset,
+    embedded: list[Embedded],
+    specs: list[StoreSpec],
+    *,
+    workdir: Path,
+    latency_queries: int,
+    log: Log,
+) -> dict[str, Any]:
+    """Every store with every embedder's vectors on one dataset, plus the numpy reference."""
+    rows: list[dict[str, Any]] = [numpy_exact(dataset, e) for e in embedded]
+    errors: list[dict[str, str]] = []
+    for spec in specs:
+        for number, emb in enumerate(embedded):
+            log(f"quality: {dataset.name} on {spec.name} with {emb.embedder}")
+            folder = workdir / f"quality-{dataset.name}-{spec.name}-{emb.embedder}"
+            try:
+                rows.extend(
+                    run_store(
+                        dataset,
+                        spec,
+                        emb,
+                        folder,
+                        with_keyword=number == 0,
+                        latency_queries=latency_queries,
+                    )
+                )
+            except Exception as exc:  # recorded; the other stores still run
+                message = f"{type(exc).__name__}: {exc}"
+                errors.append({"store": spec.name, "embedder": emb.embedder, "error": message})
+                log(f"quality: {spec.name}/{emb.embedder} failed: {message}")
+            finally:
+                if folder.exists():
+                    fresh_folder(folder).rmdir()
+    return {
+        "dataset": dataset.name,
+        "kind": dataset.kind,
+        "path": str(dataset.path),
+        "metrics": list(dataset.metrics),
+        "notes": dataset.notes,
+        "category_labels": dataset.category_labels,
+        "docs": dataset.doc_count,
+        "queries": dataset.query_count,
+        "embedding": {
+            e.embedder: {
+                "model": e.model,
+                "dimension": e.dimension,
+                "texts": e.stats.texts,
+                "embedded_now": e.stats.embedded,
+                "seconds": e.stats.seconds,
+                "per_second": e.stats.per_second,
+            }
+            for e in embedded
+        },
+        "rows": rows,
+        "errors": errors,
+    }

@@ -1,0 +1,343 @@
+"""The run's results as files: JSON (everything), Markdown (the tables a reader needs) and PNG
+plots. Every table sits under the machine, versions and same-run baseline it was measured with."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+Row = Sequence[object]
+
+
+def write_json(results: dict[str, Any], path: Path) -> Path:
+    path.write_text(json.dumps(results, indent=1, sort_keys=False, default=str) + "\n")
+    return path
+
+
+def _fmt(value: object, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "—"
+        if abs(value) >= 1000:
+            return f"{value:,.0f}"
+        if abs(value) >= 100:
+            return f"{value:.0f}"
+        if abs(value) >= 10:
+            return f"{value:.1f}"
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _ms(value: float | None) -> str:
+    if value is None or math.isnan(value):
+        return "—"
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:.0f}"
+
+
+def table(header: Row, rows: Iterable[Row]) -> str:
+    lines = [
+        "| " + " | ".join(str(h) for h in header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
+    lines += ["| " + " | ".join(_fmt(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _header(results: dict[str, Any]) -> list[str]:
+    m = results["machine"]
+    v = results["versions"]
+    libs = ", ".join(f"{k} {val}" for k, val in v["libraries"].items())
+    plugins = ", ".join(f"{k} = {val}" for k, val in v["plugins"].items())
+    load = f"{m.get('load_average_start')} → {m.get('load_average_end')}"
+    lines = [
+        f"# engram benchmark — {results['date']} on {results['machine_slug']}",
+        "",
+        f"- **Machine:** {m['cpu']}, {m['cores']} usable cores ({m['logical_cpus']} logical), "
+        f"{m['memory_gib']} GiB RAM; {m['platform']}; Python {m['python']}",
+        f"- **Load average (1/5/15 min) at start → end:** {load} "
+        "(other work on the machine slows every figure; compare ratios to the baseline)",
+        f"- **Versions:** {libs}; SQLite (stdlib) {v['sqlite_stdlib']}",
+        f"- **Plugins:** {plugins}",
+        f"- **Run:** `{results['command']}` — {results['duration_s'] / 60:.1f} min wall, "
+        f"{results.get('cpu_s', 0) / 60:.1f} min CPU "
+        f"({'quick smoke configuration' if results['config']['quick'] else 'full configuration'})",
+    ]
+    for name, note in results.get("skipped_stores", {}).items():
+        lines.append(f"- **Store {name} skipped:** {note}")
+    for note in results.get("notes", []):
+        lines.append(f"- {note}")
+    return lines
+
+
+def _quality(results: dict[str, Any], images: dict[str, str]) -> list[str]:
+    quality = results.get("quality")
+    if not quality:
+        return []
+    lines = ["", "## 1. Retrieval quality", ""]
+    lines.append(
+        "Same vectors in every store (one chunk per document/turn); `HybridSearcher` with "
+        "`min_score = 0`; keyword-only does not depend on the embedder (one row per store). "
+        "`numpy-exact` is brute-force cosine over the same vectors. Latency: p50 over the first "
+        f"{results['config']['quality_latency_queries']} queries, full search call."
+    )
+    for ds in quality["datasets"]:
+        metrics = ds["metrics"]
+        lines += ["", f"### {ds['dataset']} ({ds['kind']})", ""]
+        lines += [f"- {note}" for note in ds["notes"]]
+        for name, e in ds["embedding"].items():
+            rate = f", {e['per_second']:.1f} texts/s" if e.get("per_second") else ""
+            lines.append(
+                f"- embedder {name} ({e['model']}, {e['dimension']} dims): {e['texts']:,} texts, "
+                f"{e['embedded_now']:,} embedded in this run{rate}, the rest from the cache"
+            )
+        lines.append("")
+        rows: list[Row] = [
+            [
+                r["store"],
+                r["embedder"] or "—",
+                r["mode"],
+                *[r["metrics"][m] for m in metrics],
+                _ms(r["latency_ms"]["p50"]),
+            ]
+            for r in ds["rows"]
+        ]
+        rows += _peer_rows(results, ds["dataset"], metrics)
+        lines.append(table(["store", "embedder", "mode", *metrics, "p50 ms"], rows))
+        for err in ds.get("errors", []):
+            lines.append(f"\n- **{err['store']} / {err['embedder']} failed:** {err['error']}")
+        anchors = results.get("anchors", {}).get(ds["dataset"])
+        if anchors:
+            lines += ["", "Published anchors:", ""]
+            lines.append(
+                table(
+                    ["system", "mode", *metrics],
+                    [[a["system"], a["mode"], *[a.get(m) for m in metrics]] for a in anchors],
+                )
+            )
+        if ds["category_labels"] and any(r["per_category"] for r in ds["rows"]):
+            lines += _categories(ds)
+        if ds["dataset"] in images:
+            lines += ["", f"![{ds['dataset']} quality]({images[ds['dataset']]})"]
+        if f"{ds['dataset']}-categories" in images:
+            name = f"{ds['dataset']}-categories"
+            lines += ["", f"![{name}]({images[name]})"]
+    return lines
+
+
+def _peer_rows(results: dict[str, Any], dataset: str, metrics: list[str]) -> list[Row]:
+    rows: list[Row] = []
+    for peer, info in (results.get("peers") or {}).get("peers", {}).items():
+        for r in info.get("rows", []):
+            if r["dataset"] == dataset:
+                rows.append(
+                    [
+                        f"{peer} {info.get('version', '')}".strip(),
+                        r["embedder"],
+                        r["mode"],
+                        *[r["metrics"][m] for m in metrics],
+                        _ms(r["latency_ms"]["p50"]),
+                    ]
+                )
+    return rows
+
+
+def _categories(ds: dict[str, Any]) -> list[str]:
+    labels = ds["category_labels"]
+    cats = sorted({c for r in ds["rows"] for c in r["per_category"]})
+    metrics = ds["metrics"]
+    counts = ds["rows"][0]["per_category"]
+    header = ["store", "embedder", "mode"] + [
+        f"{c} {labels.get(c, '')} (n={int(counts.get(c, {}).get('queries', 0))})" for c in cats
+    ]
+    rows = []
+    for r in ds["rows"]:
+        cells = []
+        for c in cats:
+            values = r["per_category"].get(c)
+            cells.append(" / ".join(f"{values[m]:.3f}" for m in metrics) if values else "—")
+        rows.append([r["store"], r["embedder"] or "—", r["mode"], *cells])
+    return [
+        "",
+        f"Per category ({' / '.join(metrics)}):",
+        "",
+        table(header, rows),
+    ]
+
+
+def _peers(results: dict[str, Any]) -> list[str]:
+    peers = results.get("peers")
+    if peers is None:
+        return []
+    lines = ["", "## 4. Peers", ""]
+    if not peers.get("peers"):
+        return [*lines, "No peer was requested."]
+    for name, info in peers["peers"].items():
+        if info["status"] != "ran":
+            lines.append(f"- **{name}:** {info['status']}. {info.get('hint', '')}".rstrip())
+            continue
+        versions: dict[str, str | None] = next((r.get("versions") or {} for r in info["rows"]), {})
+        shown = ", ".join(f"{k} {v}" for k, v in versions.items() if v)
+        lines.append(
+            f"- **{name}** ({shown}; run by `{peers['python']}`): same vectors as engram's first "
+            "embedder, txtai's defaults (faiss: exact below 5,000 rows, IVF above; BM25 with "
+            "normalised scores; hybrid = convex combination, weight 0.5). Its rows are in the "
+            "quality tables above."
+        )
+        for err in info.get("errors", []):
+            lines.append(f"- **{name} failed:** {err}")
+    return lines
+
+
+def _speed(results: dict[str, Any], images: dict[str, str]) -> list[str]:
+    speed = results.get("speed")
+    if not speed:
+        return []
+    lines = ["", "## 2. Speed and scale", ""]
+    lines.append(
+        "Synthetic corpus (clustered unit vectors, Zipf-like pseudo-words; deterministic). "
+        "Ingest = `Store.upsert` only, precomputed vectors, batches of "
+        f"{results['config']['batch_size']}. Latency: top-{speed['k']}, "
+        f"{results['config']['speed_queries']} queries, after 3 warm-up calls. "
+        "`x numpy` = p50 over the same-run numpy exact top-k p50; ingest share = chunks/s over "
+        "the raw file-write floor. ANN recall@10 against numpy exact. Reopen = build the store "
+        "again in this process + count + first query; cold open = a new Python process "
+        "(imports shown apart)."
+    )
+    for run in speed["runs"]:
+        base = run["baseline"]
+        lines += ["", f"### {run['chunks']:,} chunks x {run['dimension']} dims", ""]
+        lines.append(
+            f"Baseline (numpy exact, float32 matrix {base['matrix_mib']:.0f} MiB): vector p50 "
+            f"{_ms(base['vector_ms']['p50'])} / p95 {_ms(base['vector_ms']['p95'])} / p99 "
+            f"{_ms(base['vector_ms']['p99'])} ms; file-write floor "
+            f"{base['ingest_chunks_per_s']:,.0f} chunks/s."
+        )
+        lines.append("")
+        rows = []
+        for r in run["stores"]:
+            if "error" in r or "skipped" in r:
+                why = f"failed: {r['error']}" if "error" in r else f"skipped: {r['skipped']}"
+                rows.append([r["store"], why] + ["—"] * 8)
+                continue
+            ratios = r.get("ratios", {})
+            rows.append(
+                [
+                    r["store"],
+                    _ingest(r, ratios),
+                    _lat(r.get("vector_ms"), ratios.get("vector_p50_x_numpy")),
+                    _lat(r.get("keyword_ms"), ratios.get("keyword_p50_x_numpy")),
+                    _lat(r.get("hybrid_ms"), ratios.get("hybrid_p50_x_numpy")),
+                    r.get("ann_recall_at_10"),
+                    _mib(r.get("disk_bytes")),
+                    _fmt(r.get("peak_rss_mib"), 0),
+                    _ms(r.get("reopen_ms")),
+                    _cold(r.get("cold_open")),
+                ]
+            )
+        lines.append(
+            table(
+                [
+                    "store",
+                    "ingest chunks/s (share of floor)",
+                    "vector p50/p95/p99 ms (x numpy)",
+                    "keyword p50/p95/p99 ms (x numpy)",
+                    "hybrid p50/p95/p99 ms (x numpy)",
+                    "ANN recall@10",
+                    "disk MiB",
+                    "peak RSS MiB",
+                    "reopen ms",
+                    "cold open ms (imports)",
+                ],
+                rows,
+            )
+        )
+    for key in ("latency", "ingest"):
+        if key in images:
+            lines += ["", f"![{key}]({images[key]})"]
+    return lines
+
+
+def _ingest(row: dict[str, Any], ratios: dict[str, float]) -> str:
+    cps = row.get("ingest_chunks_per_s")
+    if not cps:
+        return "—"
+    share = ratios.get("ingest_share_of_file_floor")
+    return f"{cps:,.0f} ({share:.4f})" if share is not None else f"{cps:,.0f}"
+
+
+def _lat(summary: dict[str, float] | None, ratio: float | None) -> str:
+    if not summary:
+        return "—"
+    text = f"{_ms(summary['p50'])} / {_ms(summary['p95'])} / {_ms(summary['p99'])}"
+    return f"{text} ({ratio:.1f}x)" if ratio is not None else text
+
+
+def _mib(value: int | None) -> str:
+    return "—" if value is None else f"{value / 2**20:.1f}"
+
+
+def _cold(info: dict[str, Any] | None) -> str:
+    if not info:
+        return "—"
+    if "error" in info:
+        return f"failed: {info['error']}"
+    return f"{_ms(info['open_and_first_query_ms'])} ({info['import_ms'] / 1000:.1f} s)"
+
+
+def _pipeline(results: dict[str, Any], images: dict[str, str]) -> list[str]:
+    pipe = results.get("pipeline")
+    if not pipe:
+        return []
+    lines = ["", "## 3. The pipeline (`engram index`)", ""]
+    lines.append(
+        f"A generated vault of {pipe['files']:,} markdown files (frontmatter, headings; every "
+        f"tenth file has several sections), indexed through `Memory.index` with the "
+        f"`{pipe['embedder']}` embedder and a fresh embedding cache shared by the stores: the "
+        "first store's first run embeds everything (cold), later stores find the vectors cached "
+        "(warm), as when a user switches backends. The changed files get a line naming the store, "
+        "so every 1% run embeds for real."
+    )
+    lines += ["", "Embedder throughput (no cache, after one warm-up call):", ""]
+    rows = []
+    for name, s in pipe["embedder_throughput"].items():
+        if "error" in s:
+            rows.append([name, f"failed: {s['error']}", "—"])
+        else:
+            rows.append([name, f"{s['per_second']:.1f}", f"{int(s['texts'])} notes"])
+    lines.append(table(["embedder", "texts/s", "sample"], rows))
+    lines.append("")
+    rows = []
+    for st in pipe["stores"]:
+        if "error" in st:
+            rows.append([st["store"], f"failed: {st['error']}", "—", "—", "—"])
+            continue
+        first, noop, changed = st["runs"]
+        rows.append(
+            [
+                st["store"],
+                f"{first['seconds']:.2f} s ({first['files_per_s']:.0f} files/s, "
+                f"{first['chunks_written']} chunks, {first['texts_embedded']} embedded, "
+                f"{st['cache']} cache)",
+                f"{noop['seconds']:.2f} s",
+                f"{changed['seconds']:.2f} s ({changed['run']}, {changed['texts_embedded']} "
+                "embedded)",
+            ]
+        )
+    lines.append(table(["store", "first run", "no-op re-run", "1% changed"], rows))
+    if "pipeline" in images:
+        lines += ["", f"![pipeline]({images['pipeline']})"]
+    return lines
+
+
+def render_markdown(results: dict[str, Any], images: dict[str, str]) -> str:
+    lines = _header(results)
+    lines += _quality(results, images)
+    lines += _speed(results, images)
+    lines += _pipeline(results, images)
+    lines += _peers(results)
+    return "\n".join(lines) + "\n"

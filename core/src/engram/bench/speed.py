@@ -1,0 +1,367 @@
+"""Speed and scale on a synthetic corpus: ingest, query latency, ANN recall, disk, memory, open.
+
+For each scale the physical baseline is measured first, in the same run and on the same matrix:
+exact brute-force top-k with numpy (the floor for vector search), and writing the vectors and
+texts to one file with fsync (the floor for ingest). Every store figure is reported next to it.
+
+Ingest times ``Store.upsert`` alone, on validated ``Chunk`` objects built beforehand. How fast
+chunks can be built (validated, and with ``Chunk.model_construct``) is measured on the first
+batch and reported beside it: both are far faster than any store, so building never dominates.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from engram.bench import synthetic
+from engram.bench.embedding import FixedEmbedder
+from engram.bench.stores import StoreSpec, fresh_folder
+from engram.bench.timing import (
+    Stopwatch,
+    folder_bytes,
+    peak_rss_mb,
+    reset_peak_rss,
+    rss_mb,
+    summarize_ms,
+)
+from engram.config import SearchConfig
+from engram.models import Chunk, IndexIdentity
+from engram.protocols import Store
+from engram.search import HybridSearcher
+
+K = 10
+# Stores that hold every vector as Python floats (about 12 KB a chunk at 384 dims) would need
+# more memory than the machine has at the largest scales; they are skipped there, with a note.
+MAX_CHUNKS = {"memory": 200_000}
+IDENTITY_NAME = "synthetic"
+IDENTITY_MODEL = "gaussian-clusters-v1"
+WARMUP = 3
+_In = TypeVar("_In")
+_Out = TypeVar("_Out")
+
+Log = Callable[[str], None]
+
+
+def identity(dim: int) -> IndexIdentity:
+    return IndexIdentity(
+        embedder=IDENTITY_NAME, model=IDENTITY_MODEL, dimension=dim, chunker="none"
+    )
+
+
+def exact_top_k(
+    matrix: npt.NDArray[np.float32], query: npt.NDArray[np.float32], k: int
+) -> list[int]:
+    """Row numbers of the ``k`` rows with the highest dot product (cosine: rows are unit)."""
+    scores = matrix @ query
+    k = min(k, len(scores))
+    top = np.argpartition(-scores, k - 1)[:k]
+    return top[np.argsort(-scores[top], kind="stable")].tolist()  # type: ignore[no-any-return]
+
+
+def measure_baseline(
+    data: synthetic.Corpus, queries: synthetic.QuerySet, workdir: Path
+) -> tuple[dict[str, Any], list[list[int]]]:
+    """numpy exact top-k latency and a raw-file ingest floor; returns the exact answers too."""
+    matrix = data.vectors
+    path = workdir / "baseline.bin"
+    began = time.perf_counter()
+    with path.open("wb") as fh:
+        fh.write(matrix.tobytes())
+        fh.write("\n".join(data.texts).encode("utf-8"))
+        fh.flush()
+        os.fsync(fh.fileno())
+    write_s = time.perf_counter() - began
+    disk = path.stat().st_size
+    path.unlink()
+    for q in queries.vectors[:WARMUP]:
+        exact_top_k(matrix, q, K)
+    samples: list[float] = []
+    answers: list[list[int]] = []
+    for q in queries.vectors:
+        start = time.perf_counter()
+        answers.append(exact_top_k(matrix, q, K))
+        samples.append(time.perf_counter() - start)
+    return {
+        "what": "numpy exact top-10 over the float32 matrix; ingest = one file write + fsync",
+        "ingest_chunks_per_s": len(data) / write_s,
+        "vector_ms": summarize_ms(samples),
+        "disk_bytes": disk,
+        "matrix_mib": matrix.nbytes / 2**20,
+    }, answers
+
+
+def measure_store(
+    spec: StoreSpec,
+    data: synthetic.Corpus,
+    queries: synthetic.QuerySet,
+    exact: list[list[int]],
+    folder: Path,
+    *,
+    batch: int,
+    cold_open: bool,
+    log: Log,
+) -> dict[str, Any]:
+    """Ingest ``data`` into a fresh ``spec`` store and time what users wait for."""
+    fresh_folder(folder)
+    gc.collect()
+    windowed = reset_peak_rss()
+    rss_before = rss_mb()
+    dim = data.vectors.shape[1]
+    store = spec.build(folder)
+    out: dict[str, Any] = {"store": spec.name, "version": spec.version}
+    try:
+        store.set_identity(identity(dim))
+        out.update(_ingest(store, data, batch, log))
+        out["count"] = store.count()
+        qvec = queries.vectors.tolist()
+        table = {t: v for t, v in zip(queries.texts, qvec, strict=True)}
+        embedder = FixedEmbedder(IDENTITY_NAME, IDENTITY_MODEL, dim, table)
+        searcher = HybridSearcher(SearchConfig(min_score=0.0, limit=K))
+        caps = store.capabilities
+        if "vector" in caps:
+            answers = _latency(lambda v: store.vector_search(v, K), qvec)
+            out["vector_ms"] = answers[0]
+            out["ann_recall_at_10"] = _recall(
+                [[h.chunk.id for h in hits] for hits in answers[1]], exact
+            )
+        if "keyword" in caps:
+            out["keyword_ms"] = _latency(lambda t: store.keyword_search(t, K), queries.texts)[0]
+        out["hybrid_ms"] = _latency(
+            lambda t: searcher.search(t, store, embedder, mode="hybrid", limit=K), queries.texts
+        )[0]
+        out["peak_rss_mib"] = peak_rss_mb()
+        out["rss_before_mib"] = rss_before
+        out["peak_rss_scope"] = "this store's run" if windowed else "whole process"
+        persistent = "persistent" in caps
+    finally:
+        store.close()
+    if persistent:
+        out["disk_bytes"] = folder_bytes(folder)
+        out["reopen_ms"] = _reopen(spec, folder, qvec[0])
+        if cold_open:
+            out["cold_open"] = _cold_open(spec, folder, qvec[0])
+    return out
+
+
+def _ingest(store: Store, data: synthetic.Corpus, batch: int, log: Log) -> dict[str, Any]:
+    upsert = Stopwatch()
+    n = len(data)
+    build: dict[str, float | None] = {}
+    for start in range(0, n, batch):
+        stop = min(start + batch, n)
+        rows = data.vectors[start:stop].tolist()
+        if start == 0:
+            build = _chunk_build_rates(data, rows, stop)
+        chunks = [
+            Chunk(
+                id=synthetic.chunk_id(i),
+                document_id=synthetic.chunk_id(i),
+                text=data.texts[i],
+                vector=rows[i - start],
+            )
+            for i in range(start, stop)
+        ]
+        with upsert.running():
+            store.upsert(chunks)
+        if stop % (batch * 20) == 0:
+            log(f"    {stop:,}/{n:,} chunks")
+    return {
+        "ingest_seconds": upsert.seconds,
+        "ingest_chunks_per_s": n / upsert.seconds if upsert.seconds > 0 else None,
+        "batch_size": batch,
+        "chunk_build_per_s": build,
+    }
+
+
+def _chunk_build_rates(
+    data: synthetic.Corpus, rows: list[list[float]], stop: int
+) -> dict[str, float | None]:
+    """Chunks per second built with validation and with ``model_construct`` (best of three), to
+    show whether building the input, rather than the store, could dominate an ingest figure."""
+    best = {"validated": float("inf"), "model_construct": float("inf")}
+    for _ in range(3):
+        began = time.perf_counter()
+        for i in range(stop):
+            Chunk(id=synthetic.chunk_id(i), document_id="d", text=data.texts[i], vector=rows[i])
+        best["validated"] = min(best["validated"], time.perf_counter() - began)
+        began = time.perf_counter()
+        for i in range(stop):
+            Chunk.model_construct(
+                id=synthetic.chunk_id(i),
+                document_id="d",
+                text=data.texts[i],
+                vector=rows[i],
+                metadata={},
+                document_hash="",
+            )
+        best["model_construct"] = min(best["model_construct"], time.perf_counter() - began)
+    return {key: stop / s if s > 0 else None for key, s in best.items()}
+
+
+def _latency(
+    call: Callable[[_In], _Out], inputs: Sequence[_In]
+) -> tuple[dict[str, float], list[_Out]]:
+    """Latency summary of ``call`` over ``inputs`` (after ``WARMUP`` untimed calls) and its
+    answers, in input order."""
+    for item in inputs[:WARMUP]:
+        call(item)
+    samples = []
+    answers = []
+    for item in inputs:
+        start = time.perf_counter()
+        answers.append(call(item))
+        samples.append(time.perf_counter() - start)
+    return summarize_ms(samples), answers
+
+
+def _recall(found: list[list[str]], exact: list[list[int]]) -> float:
+    hits = sum(
+        len(set(ids) & {synthetic.chunk_id(i) for i in truth})
+        for ids, truth in zip(found, exact, strict=True)
+    )
+    return hits / sum(len(t) for t in exact)
+
+
+def _reopen(spec: StoreSpec, folder: Path, vector: list[float]) -> float:
+    """Milliseconds to open the store again in this process and answer one vector query."""
+    began = time.perf_counter()
+    store = spec.build(folder)
+    try:
+        store.count()
+        store.vector_search(vector, K)
+        return (time.perf_counter() - began) * 1000.0
+    finally:
+        store.close()
+
+
+def _cold_open(spec: StoreSpec, folder: Path, vector: list[float]) -> dict[str, Any]:
+    """A fresh Python process: import engram and this store's plugin, open, first query."""
+    with tempfile.TemporaryDirectory() as tmp:
+        job = Path(tmp) / "job.json"
+        result = Path(tmp) / "result.json"
+        options = dict(spec.raw_options)
+        job.write_text(
+            json.dumps(
+                {
+                    "store": spec.name,
+                    "options": {
+                        k: str(v) if isinstance(v, Path) else v for k, v in options.items()
+                    },
+                    "folder": str(folder),
+                    "vector": vector,
+                    "k": K,
+                    "result": str(result),
+                }
+            )
+        )
+        env = dict(os.environ)
+        if spec.entry.distribution and spec.entry.distribution != "engram":
+            env["ENGRAM_LOAD_PLUGINS"] = spec.entry.distribution
+        began = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-m", "engram.bench.coldopen", str(job)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        wall = time.perf_counter() - began
+        if proc.returncode != 0 or not result.exists():
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+            return {"error": f"exit {proc.returncode}: {tail[0]}"}
+        out: dict[str, Any] = json.loads(result.read_text())
+        out["process_wall_ms"] = wall * 1000.0
+        return out
+
+
+def run_speed(
+    specs: list[StoreSpec],
+    scales: list[int],
+    *,
+    workdir: Path,
+    dim: int,
+    query_count: int,
+    batch: int,
+    cold_open: bool,
+    log: Log,
+) -> dict[str, Any]:
+    """Every store at every scale, smallest first; a failing store is recorded, not fatal."""
+    runs: list[dict[str, Any]] = []
+    for n in sorted(scales):
+        log(f"speed: generating {n:,} synthetic chunks ({dim} dims)")
+        data = synthetic.corpus(n, dim)
+        queries = synthetic.queries(data, query_count)
+        baseline, exact = measure_baseline(data, queries, workdir)
+        log(f"speed: numpy baseline p50 {baseline['vector_ms']['p50']:.2f} ms at {n:,}")
+        rows: list[dict[str, Any]] = []
+        for spec in specs:
+            limit = MAX_CHUNKS.get(spec.name)
+            if limit is not None and n > limit:
+                rows.append(
+                    {
+                        "store": spec.name,
+                        "skipped": f"above {limit:,} chunks the in-memory reference store needs "
+                        f"about {n * 12 // 1_000_000:,} GB of Python objects",
+                    }
+                )
+                continue
+            log(f"speed: {spec.name} at {n:,} chunks")
+            folder = workdir / f"speed-{spec.name}-{n}"
+            try:
+                rows.append(
+                    measure_store(
+                        spec,
+                        data,
+                        queries,
+                        exact,
+                        folder,
+                        batch=batch,
+                        cold_open=cold_open,
+                        log=log,
+                    )
+                )
+            except Exception as exc:  # one store's failure must not hide the others' numbers
+                rows.append({"store": spec.name, "error": f"{type(exc).__name__}: {exc}"})
+                log(f"speed: {spec.name} failed: {type(exc).__name__}: {exc}")
+            finally:
+                fresh_folder(folder).rmdir()
+        _add_ratios(baseline, rows)
+        runs.append(
+            {
+                "chunks": n,
+                "dimension": dim,
+                "queries": query_count,
+                "baseline": baseline,
+                "stores": rows,
+            }
+        )
+        del data
+        gc.collect()
+    return {"k": K, "runs": runs}
+
+
+def _add_ratios(baseline: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    """Each latency's p50 as a multiple of numpy's p50; ingest as a share of the file floor."""
+    floor = baseline["vector_ms"]["p50"]
+    for row in rows:
+        ratios: dict[str, float] = {}
+        for key in ("vector_ms", "keyword_ms", "hybrid_ms"):
+            if key in row and floor > 0:
+                ratios[key.removesuffix("_ms") + "_p50_x_numpy"] = row[key]["p50"] / floor
+        cps = row.get("ingest_chunks_per_s")
+        if cps:
+            ratios["ingest_share_of_file_floor"] = cps / baseline["ingest_chunks_per_s"]
+        row["ratios"] = ratios

@@ -1,0 +1,107 @@
+"""Every installed store, built fresh in a folder of its own so runs never touch a user's index.
+
+Options come from three layers: the store's own defaults, ``DEFAULT_OPTIONS`` below (known stores'
+benchmark settings), and the user's ``--store-option NAME.KEY=VALUE``. A store whose options model
+has a ``path`` field gets ``<folder>/data`` (a file or a folder, as the store likes; the whole
+folder is what the disk footprint counts). A store that cannot be built from that (one that needs
+a server address, say) is skipped with a note that says which option to pass.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from engram.config import DEFAULT_STORE
+from engram.errors import ConfigError
+from engram.protocols import Store
+from engram.registry import Entry, Registry
+
+# Benchmark settings for stores we know; anything not listed runs with its defaults.
+DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
+    "chroma": {"mode": "embedded"},
+}
+PATH_FIELD = "path"
+
+
+@dataclass
+class StoreSpec:
+    """A store to benchmark: its registry entry and the options it is built with."""
+
+    name: str
+    entry: Entry
+    raw_options: dict[str, Any]
+
+    @property
+    def version(self) -> str:
+        return f"{self.entry.distribution or self.entry.plugin} {self.entry.version or ''}".strip()
+
+    def options_for(self, folder: Path) -> dict[str, Any]:
+        """The raw options of a store whose data lives under ``folder``."""
+        raw = dict(self.raw_options)
+        if PATH_FIELD in self.entry.options.model_fields and PATH_FIELD not in raw:
+            raw[PATH_FIELD] = folder / "data"
+        return raw
+
+    def build(self, folder: Path) -> Store:
+        """A new store instance whose data lives under ``folder``."""
+        folder.mkdir(parents=True, exist_ok=True)
+        options = _validate(self.name, self.entry.options, self.options_for(folder))
+        store: Store = self.entry.build(options)
+        return store
+
+
+def select_stores(
+    registry: Registry, wanted: list[str] | None, overrides: dict[str, dict[str, Any]]
+) -> tuple[list[StoreSpec], dict[str, str]]:
+    """The stores to run (every installed one when ``wanted`` is None) and notes on skipped ones."""
+    installed = registry.names("store")
+    # The default store first: it is the one users get, and the pipeline's cold run uses it.
+    names = sorted(installed, key=lambda n: (n != DEFAULT_STORE, n)) if wanted is None else wanted
+    specs: list[StoreSpec] = []
+    skipped: dict[str, str] = {}
+    for name in names:
+        entry = registry.get("store", name)  # an unknown name lists what is installed
+        raw = {**DEFAULT_OPTIONS.get(name, {}), **overrides.get(name, {})}
+        probe = dict(raw)
+        if PATH_FIELD in entry.options.model_fields:
+            probe.setdefault(PATH_FIELD, Path("probe"))
+        try:
+            _validate(name, entry.options, probe)
+        except ConfigError as exc:
+            skipped[name] = str(exc)
+            continue
+        specs.append(StoreSpec(name, entry, raw))
+    unknown = set(overrides) - set(names)
+    if unknown:
+        raise ConfigError(
+            f"--store-option names stores that are not benchmarked: {', '.join(sorted(unknown))}; "
+            f"installed stores: {', '.join(installed)}"
+        )
+    return specs, skipped
+
+
+def fresh_folder(folder: Path) -> Path:
+    """``folder``, emptied."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def _validate(name: str, model: type[BaseModel], raw: dict[str, Any]) -> BaseModel:
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'options'}: {err['msg']}"
+            for err in exc.errors()[:3]
+        )
+        raise ConfigError(
+            f"store {name!r} cannot be built for the benchmark ({problems}); pass its options "
+            f"with --store-option {name}.KEY=VALUE"
+        ) from None

@@ -1,0 +1,129 @@
+"""Quality runs on the sample datasets with the built-in parts (memory store, hash embedder)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from engram.bench.datasets import Dataset, load_beir, load_locomo
+from engram.bench.embedding import FixedEmbedder, build_embedder, cached
+from engram.bench.quality import (
+    CHUNKER,
+    MODES,
+    Embedded,
+    embed_dataset,
+    evaluate,
+    index_docs,
+    run_dataset,
+    run_store,
+)
+from engram.bench.samples import write_beir, write_locomo
+from engram.bench.stores import StoreSpec, select_stores
+from engram.config import SearchConfig
+from engram.plugins import build_registry, get_plugin_manager
+from engram.protocols import embedder_identity
+from engram.registry import Registry
+from engram.search import HybridSearcher
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    return build_registry(get_plugin_manager(load_entry_points=False))
+
+
+@pytest.fixture(scope="module")
+def memory_spec(registry: Registry) -> StoreSpec:
+    return select_stores(registry, ["memory"], {})[0][0]
+
+
+def _embedded(registry: Registry, dataset: Dataset, cache: Path) -> Embedded:
+    embedder = cached(build_embedder(registry, "hash", {"dimension": 64}), cache)
+    try:
+        return embed_dataset(dataset, embedder, lambda _: None)
+    finally:
+        assert embedder.cache is not None
+        embedder.cache.close()
+
+
+def test_every_mode_is_scored_and_the_exact_store_matches_numpy(
+    tmp_path: Path, registry: Registry, memory_spec: StoreSpec
+) -> None:
+    dataset = load_locomo(write_locomo(tmp_path / "l.json"))
+    embedded = _embedded(registry, dataset, tmp_path / "cache.sqlite")
+    result = run_dataset(
+        dataset,
+        [embedded],
+        [memory_spec],
+        workdir=tmp_path / "w",
+        latency_queries=2,
+        log=lambda _: None,
+    )
+    rows = {(r["store"], r["mode"]): r for r in result["rows"]}
+    assert set(rows) == {("numpy-exact", "vector")} | {("memory", m.name) for m in MODES}
+    assert rows[("memory", "vector")]["metrics"] == rows[("numpy-exact", "vector")]["metrics"]
+    assert rows[("memory", "keyword")]["embedder"] is None
+    assert rows[("memory", "hybrid-rrf")]["latency_ms"]["n"] == 2
+    for row in result["rows"]:
+        assert set(row["metrics"]) == {"recall@5", "recall@10", "ndcg@10"}
+        assert row["queries"] == dataset.query_count
+        assert sum(c["queries"] for c in row["per_category"].values()) == dataset.query_count
+    assert result["errors"] == []
+    assert result["embedding"]["hash"]["embedded_now"] == embedded.stats.embedded
+
+
+def test_the_per_query_memo_changes_no_ranking(
+    tmp_path: Path, registry: Registry, memory_spec: StoreSpec
+) -> None:
+    dataset = load_beir(write_beir(tmp_path / "b"))
+    embedded = _embedded(registry, dataset, tmp_path / "cache.sqlite")
+    rows = run_store(
+        dataset, memory_spec, embedded, tmp_path / "s", with_keyword=True, latency_queries=1
+    )
+    # The same searches without the memo, one store call per side per mode.
+    store = memory_spec.build(tmp_path / "direct")
+    embedder = FixedEmbedder("hash", embedded.model, embedded.dimension, embedded.queries)
+    store.set_identity(embedder_identity(embedder, CHUNKER))
+    index_docs(store, dataset.groups[0].docs, embedded.groups[0])
+    for mode in MODES:
+        searcher = HybridSearcher(SearchConfig(min_score=0.0, fusion=mode.fusion, limit=101))
+        found = {
+            q.id: [
+                h.chunk.id for h in searcher.search(q.text, store, embedder, mode=mode.mode).hits
+            ]
+            for q in dataset.groups[0].queries
+        }
+        direct = evaluate(dataset, found)["metrics"]
+        (row,) = [r for r in rows if r["mode"] == mode.name]
+        assert row["metrics"] == pytest.approx(direct)
+
+
+def test_a_hit_with_the_query_id_is_ignored_as_beir_does(
+    tmp_path: Path, registry: Registry, memory_spec: StoreSpec
+) -> None:
+    folder = write_beir(tmp_path / "b")
+    with (folder / "corpus.jsonl").open("a") as fh:
+        fh.write(
+            json.dumps({"_id": "q2", "title": "", "text": "wild yeast in bread starter"}) + "\n"
+        )
+    full = load_beir(folder)
+    (group,) = full.groups
+    only_q2 = replace(group, queries=[q for q in group.queries if q.id == "q2"])
+    dataset = replace(full, groups=[only_q2])
+    embedded = _embedded(registry, dataset, tmp_path / "cache.sqlite")
+    rows = run_store(
+        dataset, memory_spec, embedded, tmp_path / "s", with_keyword=True, latency_queries=1
+    )
+    keyword = next(r for r in rows if r["mode"] == "keyword")
+    # The document "q2" repeats the query word for word and would rank first; BEIR's evaluator
+    # drops it, which leaves the one relevant document, d2, on top.
+    assert keyword["metrics"]["ndcg@10"] == pytest.approx(1.0)
+    kept = replace(dataset, ignore_identical_ids=False)
+    rows = run_store(
+        kept, memory_spec, embedded, tmp_path / "s", with_keyword=True, latency_queries=1
+    )
+    keyword = next(r for r in rows if r["mode"] == "keyword")
+    assert keyword["metrics"]["ndcg@10"] == pytest.approx(1 / math.log2(3))
