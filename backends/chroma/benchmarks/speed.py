@@ -25,7 +25,7 @@ from engram.models import Chunk, IndexIdentity
 from engram_chroma import ChromaOptions, ChromaStore
 
 DIM = 384
-SCIFACT = Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact" / "corpus.jsonl"
+SCIFACT = Path(__file__).resolve().parents[4] / "shared" / "data" / "scifact" / "corpus.jsonl"
 
 
 def texts(n: int, rng: np.random.Generator) -> list[str]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import chromadb
+import numpy as np
 import pluggy
 import pytest
 
@@ -174,9 +175,11 @@ def test_a_collection_engram_did_not_write_is_refused(chroma_dir: Path) -> None:
     theirs = client.create_collection(
         "theirs", embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
     )
-    theirs.add(ids=["x"], embeddings=[[1.0, 0.0, 0.0, 0.0]], documents=["not ours"])
+    theirs.add(
+        ids=["x"], embeddings=np.asarray([[1, 0, 0, 0]], dtype=np.float32), documents=["not ours"]
+    )
     client.create_collection("euclid", embedding_function=None)  # Chroma's default: l2
-    client.close()
+    client.close()  # type: ignore[attr-defined]
     store = ChromaStore(ChromaOptions(path=path, collection="theirs"))
     try:
         with pytest.raises(StoreError, match="did not write"):

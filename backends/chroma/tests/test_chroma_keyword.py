@@ -5,14 +5,15 @@ landing, a reset, a lost index file."""
 
 from __future__ import annotations
 
-import json
 import math
 import subprocess
 import sys
 import textwrap
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +25,7 @@ from engram.testing.data import WORDS
 from engram_chroma import ChromaStore, changelog, records
 from engram_chroma.keyword import match_expression
 
+MakeStore = Callable[..., ChromaStore]
 IDENTITY = IndexIdentity(embedder="hash", model="h-4", dimension=4, chunker="markdown:400/80")
 K1, B = 1.2, 0.75
 
@@ -105,12 +107,11 @@ def test_matches_are_the_reference_stores(store: ChromaStore, texts: list[str], 
     assert got == {h.chunk.id for h in reference.keyword_search(query, 50)}
 
 
-def test_two_clients_see_each_others_writes_and_deletes(make_store: object) -> None:
+def test_two_clients_see_each_others_writes_and_deletes(make_store: MakeStore) -> None:
     """Two stores on one collection (two keyword indexes) agree after every kind of write."""
-    make = make_store  # type: ignore[assignment]
-    a: ChromaStore = make()  # type: ignore[operator]
+    a = make_store()
     a.set_identity(IDENTITY)
-    b: ChromaStore = make()  # type: ignore[operator]
+    b = make_store()
     assert b.keyword_search("walrus", 10) == []
     a.upsert([doc(i, f"walrus number{i}", group="g" if i < 3 else "h") for i in range(6)])
     assert {h.chunk.id for h in b.keyword_search("walrus", 10)} == {f"c{i}" for i in range(6)}
@@ -131,11 +132,11 @@ def test_two_clients_see_each_others_writes_and_deletes(make_store: object) -> N
 
 
 def test_a_write_still_landing_is_found_once_it_lands(
-    store: ChromaStore, make_store: object
+    store: ChromaStore, make_store: MakeStore
 ) -> None:
     """A reader that sees a write announced before its data arrives keeps it pending and finds
     the data at a later search (as when the writer is slow, or dies after writing)."""
-    reader: ChromaStore = make_store()  # type: ignore[operator]
+    reader = make_store()
     store.upsert([doc(1, "before")])
     assert [h.chunk.id for h in reader.keyword_search("before", 5)] == ["c1"]
     cols = store.collections
@@ -144,7 +145,7 @@ def test_a_write_still_landing_is_found_once_it_lands(
     assert reader.keyword_search("late", 5) == []  # announced, not landed: pending
     cols.chunks.upsert(
         ids=["c2"],
-        embeddings=[[1.0, 0.0, 0.0, 0.0]],
+        embeddings=np.asarray([[1, 0, 0, 0]], dtype=np.float32),
         documents=["late arrival"],
         metadatas=[
             {
@@ -217,4 +218,3 @@ def test_the_index_file_is_a_cache(store: ChromaStore, tmp_path: Path) -> None:
         assert rebuilt.keyword_search("word2", 10)[0].chunk.id == "c2"
     finally:
         rebuilt.close()
-    json.dumps(options.model_dump(mode="json"))

@@ -5,6 +5,7 @@ vectors scoring 0, and the HNSW settings reaching Chroma."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -156,7 +157,7 @@ def test_bad_vectors_are_refused_before_anything_is_written(store: ChromaStore) 
     assert math.isclose(hit.score, 1.0, abs_tol=1e-6)
 
 
-def test_hnsw_settings_reach_the_collection(make_store: object) -> None:
-    store: ChromaStore = make_store(hnsw_ef_search=321, hnsw_max_neighbors=24)  # type: ignore[operator]
+def test_hnsw_settings_reach_the_collection(make_store: Callable[..., ChromaStore]) -> None:
+    store = make_store(hnsw_ef_search=321, hnsw_max_neighbors=24)
     hnsw = store.collections.chunks.configuration_json["hnsw"]
     assert (hnsw["space"], hnsw["ef_search"], hnsw["max_neighbors"]) == ("cosine", 321, 24)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import chromadb
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -181,15 +182,26 @@ def test_dates_compare_as_instants_across_time_zones(
 def test_booleans_are_not_numbers_and_numbers_cross_int_and_float(
     filled: tuple[ChromaStore, list[Chunk]],
 ) -> None:
+    """The corpus holds 1, 1.0, True, "1" and 0.1 (which Chroma would match with an int 0 if
+    numbers were stored as ints) under the same field."""
     store, chunks = filled
-    for flt in (Eq(field="a", value=1), Eq(field="a", value=True), Range(field="a", gte=1, lte=1)):
-        got = {c.id for b in [store.get([c.id for c in chunks])] for c in b}
-        expected = {c.id for c in chunks if matches(flt, c.metadata)}
-        assert store.count(flt) == len(expected) and expected <= got
-    one = {
-        c.id for c in chunks if c.metadata.get("a") in (1, 1.0) and c.metadata.get("a") is not True
+
+    def found(flt: Filter) -> set[str]:
+        return {h.chunk.id for h in store.keyword_search("alpha", 1000, flt)}
+
+    ones = {
+        c.id for c in chunks if type(c.metadata.get("a")) in (int, float) and c.metadata["a"] == 1
     }
-    assert {h.chunk.id for h in store.keyword_search("alpha", 1000, Eq(field="a", value=1))} == one
+    trues = {c.id for c in chunks if c.metadata.get("a") is True}
+    tenths = {c.id for c in chunks if c.metadata.get("a") == 0.1}
+    assert ones and trues and tenths
+    assert found(Eq(field="a", value=1)) == found(Eq(field="a", value=1.0)) == ones
+    assert found(Range(field="a", gte=1, lte=1)) == ones
+    assert found(Eq(field="a", value=True)) == trues
+    assert found(Eq(field="a", value=0.1)) == tenths
+    assert store.count(Eq(field="a", value=0)) == sum(
+        1 for c in chunks if type(c.metadata.get("a")) in (int, float) and c.metadata["a"] == 0
+    )
 
 
 def test_field_names_that_slipped_past_validation_are_refused(
@@ -214,7 +226,7 @@ def test_array_metadata_left_by_a_dropped_collection_never_widens_results(
     other = client.create_collection("someone-else", embedding_function=None)
     other.add(
         ids=[f"x{i}" for i in range(40)],
-        embeddings=[[1.0, 0.0, 0.0, 0.0]] * 40,
+        embeddings=np.tile(np.asarray([1, 0, 0, 0], dtype=np.float32), (40, 1)),
         metadatas=[{"engram:list:s:tags": ["leaked"], "k": i} for i in range(40)],
     )
     client.delete_collection("someone-else")
@@ -233,4 +245,4 @@ def test_array_metadata_left_by_a_dropped_collection_never_widens_results(
         assert store.count(Not(filter=leaked)) == 40
     finally:
         store.close()
-        client.close()
+        client.close()  # type: ignore[attr-defined]

@@ -1,7 +1,7 @@
 """engram-chroma: an engram store on Chroma, embedded in a folder or against a Chroma server.
 
-Every ``engram`` command loads every plugin, so chromadb is imported only when a Chroma store
-is actually opened.
+Every ``engram`` command loads every plugin, so Chroma itself is imported only when a Chroma
+store is actually opened.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ __all__ = ["ChromaOptions", "ChromaStore", "open_store", "register_stores"]
 
 
 def open_store(options: ChromaOptions) -> ChromaStore:
-    """The registered factory: imports chromadb on first use."""
+    """The registered factory: imports Chroma on first use."""
     from engram_chroma.store import ChromaStore
 
     return ChromaStore(options)

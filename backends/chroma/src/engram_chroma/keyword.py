@@ -9,8 +9,8 @@ character inside a token: the words FTS5 indexes are exactly engram's words. Ran
 BM25 (k1 = 1.2, b = 0.75, over every chunk, as in the SQLite store); the score is ``-bm25``.
 
 The index is a cache: a file (embedded Chroma, or ``keyword_cache``) or memory. Besides the
-words it records which change-log entries it has applied (``seen``) and the writes it saw begin
-but not yet end (``pending``).
+words it records which change-log records it has applied (``seen``) and the writes that were
+announced but not yet seen to land (``pending``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ from engram.search import tokenize
 from engram_chroma.changelog import Entry
 
 MAX_QUERY_TERMS = 256
-_SCHEMA = """
+SCHEMA = "1"  # a file written with another layout is dropped and rebuilt (it is only a cache)
+TABLES = ("state", "seen", "pending", "chunks", "words")
+_TABLES_SQL = """
 CREATE TABLE IF NOT EXISTS state(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS seen(record TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS pending(
@@ -35,7 +37,7 @@ CREATE TABLE IF NOT EXISTS pending(
     since REAL NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS chunks(rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE);
-CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(tokens, tokenize = 'ascii', detail = column);
+CREATE VIRTUAL TABLE IF NOT EXISTS words USING fts5(tokens, tokenize = 'ascii');
 """
 
 
@@ -61,14 +63,20 @@ class KeywordIndex:
 
     def __init__(self, target: Path | None) -> None:
         location = ":memory:" if target is None else str(target)
+        self.location = location
         try:
             if target is not None:
                 target.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(location, check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA busy_timeout = 10000")
+            self._db.execute("PRAGMA busy_timeout = 60000")
             if target is not None:
                 self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.executescript(_SCHEMA)
+            self._db.executescript(_TABLES_SQL)
+            if self.state("schema") != SCHEMA:
+                for table in TABLES:
+                    self._db.execute(f"DROP TABLE IF EXISTS {table}")
+                self._db.executescript(_TABLES_SQL)
+                self.set_state("schema", SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(
                 f"cannot open the keyword index {location} ({exc}); it needs SQLite with FTS5 and "
@@ -83,7 +91,14 @@ class KeywordIndex:
     def transaction(self) -> Iterator[None]:
         """One write transaction (BEGIN IMMEDIATE: processes sharing the file take turns)."""
         with self.lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise StoreError(
+                    f"the keyword index {self.location} is busy ({exc}): another engram process "
+                    f"is updating it; run the command again, or give each process its own "
+                    f"[store] keyword_cache"
+                ) from None
             try:
                 yield
             except BaseException:
@@ -93,10 +108,11 @@ class KeywordIndex:
 
     # -- words --------------------------------------------------------------------------------
 
-    def replace(self, chunks: Iterable[tuple[str, str]]) -> None:
-        """Index ``(id, text)`` pairs, replacing what an id had."""
+    def replace(self, chunks: Iterable[tuple[str, str]], *, fresh: bool = False) -> None:
+        """Index ``(id, text)`` pairs, replacing what an id had (``fresh``: nothing had)."""
         for chunk_id, text in chunks:
-            self.remove([chunk_id])
+            if not fresh:
+                self.remove([chunk_id])
             cur = self._db.execute("INSERT INTO chunks(id) VALUES (?)", (chunk_id,))
             self._db.execute(
                 "INSERT INTO words(rowid, tokens) VALUES (?, ?)", (cur.lastrowid, words(text))
@@ -110,20 +126,20 @@ class KeywordIndex:
                 self._db.execute("DELETE FROM chunks WHERE rowid = ?", (row[0],))
 
     def clear(self) -> None:
-        for table in ("seen", "pending", "chunks", "words", "state"):
+        for table in TABLES:
             self._db.execute(f"DELETE FROM {table}")
+        self.set_state("schema", SCHEMA)
 
     def search(self, expression: str, limit: int, offset: int) -> list[tuple[str, float]]:
-        """``(id, score)`` best first (ties by id), ``limit`` rows after ``offset``."""
+        """``(id, score)`` best first, ``limit`` rows after ``offset`` (``rank`` is ``bm25()``,
+        negative; FTS5 sorts by it without scoring rows it can skip)."""
         rows = self._db.execute(
-            "SELECT c.id, -bm25(words) AS score FROM words JOIN chunks c ON c.rowid = words.rowid "
-            "WHERE words MATCH ? ORDER BY score DESC, c.id LIMIT ? OFFSET ?",
+            "SELECT c.id, -w.rank FROM (SELECT rowid, rank FROM words WHERE words MATCH ? "
+            "ORDER BY rank LIMIT ? OFFSET ?) w JOIN chunks c ON c.rowid = w.rowid "
+            "ORDER BY w.rank, c.id",
             (expression, limit, offset),
         ).fetchall()
         return [(str(i), float(s)) for i, s in rows]
-
-    def size(self) -> int:
-        return int(self._db.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
     # -- change-log bookkeeping ---------------------------------------------------------------
 

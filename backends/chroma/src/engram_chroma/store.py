@@ -3,7 +3,7 @@
 - Chunks live in one collection (cosine space): id, embedding, text as the document, metadata
   encoded by ``records.py``. Document records and the index identity live in
   ``<collection>__engram_meta``; ``<collection>__engram_log`` is the change log (``changelog.py``).
-- Vector search asks Chroma's HNSW index for twice the hits wanted, then re-scores those
+- Vector search asks Chroma's HNSW index for ``k + 10`` candidates, then re-scores those
   candidates exactly (float64 cosine of the stored vectors) and keeps the best ``k``. A filter is
   pushed down as a ``where`` when Chroma can express it exactly; otherwise the exact set of
   matching ids is computed first and the search runs over those ids only, so a filtered top-k is
@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -24,7 +25,7 @@ from typing import Any, ClassVar, TypeVar, cast
 
 import numpy as np
 from chromadb.api.models.Collection import Collection
-from chromadb.api.types import GetResult, Include, Where
+from chromadb.api.types import GetResult, Include, QueryResult, Where
 from chromadb.errors import NotFoundError
 
 from engram.errors import DimensionMismatch, IdentityMismatch, StoreError
@@ -51,6 +52,7 @@ NOTHING: Include = cast(Include, [])
 WRITE_BATCH = 1000  # records per Chroma write (its limit is 5461)
 WRITE_CHARS = 8_000_000  # text per Chroma write, well under a server's 40 MiB request limit
 HAS_VECTOR: Where = {records.VECTOR_KEY: True}
+CANDIDATE_MARGIN = 10  # HNSW candidates asked for beyond k, re-scored exactly
 
 
 class ChromaStore:
@@ -144,22 +146,26 @@ class ChromaStore:
         raise AssertionError("unreachable")
 
     def _identity(self, cols: Collections) -> IndexIdentity | None:
-        """The recorded identity. Cached once found: it can only change through a reset, which
-        drops the collections, so a cached value outlives its collections never (reopening
-        after another client's reset clears the cache)."""
+        """The recorded identity, cached once found for the hot paths (upsert, vector search).
+        It changes only through a reset, which drops the collections: the next use of the old
+        ones fails with ``NotFoundError``, and ``_call`` then reopens and clears the cache."""
         if self._known_identity is None:
             self._known_identity = _read_identity(cols)
         return self._known_identity
 
-    def _fetch(
-        self, action: str, ids: Sequence[str], where: Where | None = None
-    ) -> dict[str, Chunk]:
-        return self._call(action, lambda cols: _fetch(cols.chunks, ids, where))
+    def _fetch(self, action: str, ids: Sequence[str]) -> dict[str, Chunk]:
+        return self._call(action, lambda cols: _fetch(cols.chunks, ids))
 
     # -- identity -----------------------------------------------------------------------------
 
     def get_identity(self) -> IndexIdentity | None:
-        return self._call("reading the index identity", self._identity)
+        """Read from Chroma every time (another client may have reset the store)."""
+
+        def run(cols: Collections) -> IndexIdentity | None:
+            self._known_identity = None
+            return self._identity(cols)
+
+        return self._call("reading the index identity", run)
 
     def set_identity(self, identity: IndexIdentity) -> None:
         if not isinstance(identity, IndexIdentity):
@@ -309,9 +315,14 @@ class ChromaStore:
 
     def list_documents(self) -> dict[str, Document]:
         def run(cols: Collections) -> dict[str, Document]:
-            where: Where = {records.KIND_KEY: records.DOCUMENT_KIND}
-            got = cols.meta.get(where=where, include=METADATA)
-            docs = [records.to_document(m) for m in got["metadatas"] or [] if m]
+            # The meta collection holds document records and the identity: reading it whole is
+            # quicker than asking Chroma to filter it.
+            got = cols.meta.get(include=METADATA)
+            docs = [
+                records.to_document(m)
+                for m in got["metadatas"] or []
+                if m and m.get(records.KIND_KEY) == records.DOCUMENT_KIND
+            ]
             return {d.id: d for d in sorted(docs, key=lambda d: d.id)}
 
         return self._call("listing documents", run)
@@ -340,7 +351,7 @@ class ChromaStore:
                 return []
             if pushdown.exact:
                 return _nearest(cols.chunks, query, k, pushdown.where, None)
-            allowed = _matching_ids(cols, filter, pushdown)
+            allowed = _matching_ids(cols, filter, pushdown, with_vector=True)
             return _nearest(cols.chunks, query, k, None, allowed) if allowed else []
 
         return self._call("searching vectors", run)
@@ -354,23 +365,26 @@ class ChromaStore:
             return []
         with self._index.lock:
             self._call("updating the keyword index", lambda cols: sync.refresh(self._index, cols))
-            hits: list[Hit] = []
-            offset, page = 0, max(2 * k, 32)
-            while len(hits) < k:
-                ranked = self._index.search(expression, page, offset)
-                if not ranked:
+            ranked: list[tuple[str, float]] = []
+            offset = 0
+            page = k + CANDIDATE_MARGIN if pushdown.everything else max(10 * k, 100)
+            while len(ranked) < k:
+                candidates = self._index.search(expression, page, offset)
+                if not candidates:
                     break
-                offset += len(ranked)
-                found = self._fetch("reading keyword hits", [i for i, _ in ranked], pushdown.where)
-                for chunk_id, score in ranked:
-                    chunk = found.get(chunk_id)
-                    if chunk is None or not (pushdown.exact or matches(filter, chunk.metadata)):
-                        continue
-                    hits.append(Hit(chunk=chunk, score=score, keyword_score=score))
-                    if len(hits) == k:
-                        break
-                page *= 2
-            return hits
+                offset += len(candidates)
+                ids = [i for i, _ in candidates]
+                kept = self._call(
+                    "filtering keyword hits", functools.partial(_keep, ids=ids, flt=filter)
+                )
+                ranked += [(i, score) for i, score in candidates if i in kept]
+                page *= 4
+        found = self._fetch("reading keyword hits", [i for i, _ in ranked[:k]])
+        return [
+            Hit(chunk=found[i], score=score, keyword_score=score)
+            for i, score in ranked[:k]
+            if i in found
+        ]
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -468,22 +482,40 @@ def _all_ids(cols: Collections) -> list[str]:
     return list(cols.chunks.get(include=NOTHING)["ids"])
 
 
-def _matching_ids(cols: Collections, flt: Filter | None, pushdown: Pushdown) -> list[str]:
-    """The ids of exactly the chunks ``flt`` matches."""
+def _matching_ids(
+    cols: Collections, flt: Filter | None, pushdown: Pushdown, *, with_vector: bool = False
+) -> list[str]:
+    """The ids of exactly the chunks ``flt`` matches (``with_vector``: that have a vector)."""
     if pushdown.nothing:
         return []
     if pushdown.exact:
-        return list(cols.chunks.get(where=pushdown.where, include=NOTHING)["ids"])
+        where = _with_vector(pushdown.where) if with_vector else pushdown.where
+        return list(cols.chunks.get(where=where, include=NOTHING)["ids"])
     got = cols.chunks.get(where=pushdown.where, include=METADATA)
     metas = got["metadatas"] or []
-    return [i for i, m in zip(got["ids"], metas, strict=True) if matches(flt, records.from_json(m))]
+    return [
+        i
+        for i, m in zip(got["ids"], metas, strict=True)
+        if matches(flt, records.from_json(m))
+        and (not with_vector or bool((m or {}).get(records.VECTOR_KEY)))
+    ]
 
 
-def _fetch(chunks: Collection, ids: Sequence[str], where: Where | None = None) -> dict[str, Chunk]:
-    """The chunks among ``ids`` (that ``where`` keeps), by id."""
+def _keep(cols: Collections, ids: list[str], flt: Filter | None) -> set[str]:
+    """Those of ``ids`` that exist and that ``flt`` matches, checked on their metadata here:
+    Chroma answers ``get(ids=..., where=...)`` far slower than it hands over the metadata."""
+    if flt is None:
+        return set(cols.chunks.get(ids=ids, include=NOTHING)["ids"])
+    got = cols.chunks.get(ids=ids, include=METADATA)
+    metas = got["metadatas"] or []
+    return {i for i, m in zip(got["ids"], metas, strict=True) if matches(flt, records.from_json(m))}
+
+
+def _fetch(chunks: Collection, ids: Sequence[str]) -> dict[str, Chunk]:
+    """The chunks among ``ids``, by id."""
     out: dict[str, Chunk] = {}
     for part in batched(sorted(set(ids)), changelog.PAGE):
-        got = chunks.get(ids=list(part), where=where, include=FULL)
+        got = chunks.get(ids=list(part), include=FULL)
         out.update((c.id, c) for c in _chunks(got))
     return out
 
@@ -520,51 +552,64 @@ def _nearest(
     where: Where | None,
     ids: list[str] | None,
 ) -> list[Hit]:
-    """Chroma's HNSW candidates (twice ``k``) re-scored exactly; the best ``k``."""
+    """Chroma's HNSW candidates (``k`` and a margin) re-scored exactly; the best ``k``.
+
+    ``ids`` (chunks with vectors only) and ``where`` are never sent together: Chroma 1.5 answers
+    that combination orders of magnitude slower than either alone.
+    """
     unit = vectors.unit(query)
-    wanted = 2 * k + 10
-    probe = _with_vector(where) if where is not None or ids is not None else None
-    found = _query(chunks, unit, wanted, probe, ids)
-    if probe is None and any(c.vector is None for c in found):
-        # Placeholders of vector-less chunks came back: ask again for real vectors only.
-        found = _query(chunks, unit, wanted, HAS_VECTOR, ids)
-    found = [c for c in found if c.vector is not None]
-    if not found:
+    wanted = k + CANDIDATE_MARGIN
+    probe = _with_vector(where) if where is not None else None
+    found = _Candidates(
+        chunks.query(
+            query_embeddings=unit.astype(np.float32).reshape(1, -1),
+            n_results=wanted,
+            where=probe,
+            ids=ids,
+            include=FULL,
+        )
+    )
+    if probe is None and ids is None and not all(found.has_vector):
+        # Stand-ins of vector-less chunks came back: ask again for real vectors only.
+        found = _Candidates(
+            chunks.query(
+                query_embeddings=unit.astype(np.float32).reshape(1, -1),
+                n_results=wanted,
+                where=HAS_VECTOR,
+                ids=ids,
+                include=FULL,
+            )
+        )
+    if not found.ids:
         return []
-    rows = np.asarray([c.vector for c in found], dtype=np.float64)
-    scores = vectors.cosine(query, rows)
-    order = sorted(range(len(found)), key=lambda i: (-float(scores[i]), found[i].id))[:k]
+    scores = vectors.cosine(query, found.embeddings)  # Chroma returns the unit directions
+    order = sorted(range(len(found.ids)), key=lambda i: (-float(scores[i]), found.ids[i]))[:k]
     return [
-        Hit(chunk=found[i], score=float(scores[i]), vector_score=float(scores[i])) for i in order
+        Hit(chunk=found.chunk(i), score=float(scores[i]), vector_score=float(scores[i]))
+        for i in order
     ]
+
+
+class _Candidates:
+    """One Chroma query's results, kept as arrays; chunks are built only for the hits kept."""
+
+    def __init__(self, got: QueryResult) -> None:
+        self.ids: list[str] = list(got["ids"][0])
+        self.documents = (got["documents"] or [[]])[0]
+        self.metadatas = (got["metadatas"] or [[]])[0]
+        raw = got["embeddings"][0] if got["embeddings"] is not None else []
+        self.embeddings = np.asarray(raw, dtype=np.float64)
+        if not self.ids:
+            self.embeddings = self.embeddings.reshape(0, 0)
+        self.has_vector = [bool((m or {}).get(records.VECTOR_KEY)) for m in self.metadatas]
+
+    def chunk(self, i: int) -> Chunk:
+        return _decode(self.ids[i], self.documents[i], self.metadatas[i], self.embeddings[i])
 
 
 def _with_vector(where: Where | None) -> Where:
     """``where`` AND "has a real vector"."""
     return restrict(Pushdown(where, exact=True), HAS_VECTOR)
-
-
-def _query(
-    chunks: Collection,
-    unit: vectors.Array,
-    n: int,
-    where: Where | None,
-    ids: list[str] | None,
-) -> list[Chunk]:
-    got = chunks.query(
-        query_embeddings=unit.astype(np.float32).reshape(1, -1),
-        n_results=n,
-        where=where,
-        ids=ids,
-        include=FULL,
-    )
-    documents = (got["documents"] or [[]])[0]
-    metadatas = (got["metadatas"] or [[]])[0]
-    embeddings = got["embeddings"][0] if got["embeddings"] is not None else []
-    return [
-        _decode(i, t, m, e)
-        for i, t, m, e in zip(got["ids"][0], documents, metadatas, embeddings, strict=True)
-    ]
 
 
 def _check_k(k: int) -> None:

@@ -31,14 +31,14 @@ def refresh(index: KeywordIndex, cols: Collections) -> None:
             _rebuild(index, cols)
             return
         pending = index.pending()
-        if not pending and cols.log.count() == index.seen_count():
-            return
-        unseen = index.unseen(changelog.record_ids(cols.log))
         now = time.time()
-        for entry in changelog.read(cols.log, unseen):
-            pending[entry.stamp] = (entry, now)
-        index.mark_seen(unseen)
-        _settle(index, cols.chunks, pending, now)
+        if cols.log.count() != index.seen_count():
+            unseen = index.unseen(changelog.record_ids(cols.log))
+            for entry in changelog.read(cols.log, unseen):
+                pending[entry.stamp] = (entry, now)
+            index.mark_seen(unseen)
+        if pending:
+            _settle(index, cols.chunks, pending, now)
 
 
 def apply_own(
@@ -69,12 +69,23 @@ def _settle(
     current = _current(chunks, ids)
     index.remove(i for i in ids if i not in current)
     index.replace((i, text) for i, (text, _) in current.items())
+    _keep_pending(index, writes, {i: stamp for i, (_, stamp) in current.items()}, now)
+
+
+def _keep_pending(
+    index: KeywordIndex,
+    writes: dict[str, tuple[Entry, float]],
+    stamps: dict[str, str],
+    now: float,
+) -> None:
+    """Drop the writes that have landed (or waited too long); keep the others pending.
+    ``stamps`` maps ids (at least those the writes name) to the stamp Chroma holds for them."""
     finished: list[str] = []
     for stamp, (entry, since) in writes.items():
         if entry.op == "upsert":
-            landed = all(i in current and current[i][1] == stamp for i in entry.ids)
+            landed = all(stamps.get(i) == stamp for i in entry.ids)
         else:
-            landed = all(i not in current for i in entry.ids)
+            landed = all(i not in stamps for i in entry.ids)
         if landed or now - since > changelog.PENDING_TTL:
             finished.append(stamp)
         else:
@@ -95,16 +106,19 @@ def _current(chunks: Collection, ids: Sequence[str]) -> dict[str, tuple[str, str
 
 
 def _rebuild(index: KeywordIndex, cols: Collections) -> None:
-    """Index every chunk; recent writes are re-checked, in case they land after the scan."""
+    """Index every chunk; recent writes that had not landed at the scan stay pending."""
     index.clear()
     now = time.time()
     records = changelog.record_ids(cols.log)
     recent_where = cast(Where, {changelog.AT_KEY: {"$gte": now - RECENT}})
     recent = cols.log.get(where=recent_where, include=[])["ids"]
+    stamps: dict[str, str] = {}
     ids = sorted(cols.chunks.get(include=[])["ids"])
     for batch in changelog.batched(ids, changelog.PAGE):
-        index.replace((i, text) for i, (text, _) in _current(cols.chunks, batch).items())
+        current = _current(cols.chunks, batch)
+        index.replace(((i, text) for i, (text, _) in current.items()), fresh=True)
+        stamps.update((i, stamp) for i, (_, stamp) in current.items())
     index.mark_seen(records)
     index.set_state(LOG_ID, str(cols.log.id))
     writes = {e.stamp: (e, now) for e in changelog.read(cols.log, recent)}
-    _settle(index, cols.chunks, writes, now)
+    _keep_pending(index, writes, stamps, now)

@@ -1,21 +1,22 @@
 """Engram filters as Chroma ``where`` clauses: exact where Chroma agrees with engram's semantics,
 a superset otherwise (the store then checks candidates with ``engram.filters.matches``).
 
-Checked against Chroma 1.5 (``tests/test_chroma_where.py`` proves every claim on a real
-collection): ``$eq``/``$ne``/``$in``/``$nin`` compare numbers across int and float but never
-with booleans or strings; ``$ne``, ``$nin`` and ``$not_contains`` match records without the key,
-as engram's ``Ne`` and ``Not`` do; ranges see numbers only; ``$contains`` on an array is strict
-about the element type (so number lists are stored as floats, see ``records.py``).
+Checked against Chroma 1.5 (``tests/test_chroma_where.py`` tests every claim on a real
+collection): ``$eq``/``$ne``/``$in``/``$nin`` never equate booleans with numbers or strings;
+``$ne``, ``$nin`` and ``$not_contains`` match records without the key, as engram's ``Ne`` and
+``Not`` do; ranges see numbers only; ``$contains`` on an array is strict about the element type.
+Numbers are stored and compared as floats (``records.number``): Chroma compares an int-valued
+field with a float operand by truncating the operand.
 
 What Chroma cannot say exactly becomes "no restriction" (``ALL``) with ``exact=False``: equality
-with None, numbers of 2**53 or more (Chroma may round them), and the negation of a range or of a
+with None, numbers of 2**53 or more (float rounding), and the negation of a range or of a
 ``Contains``. ``Contains`` itself is only a superset: Chroma 1.5 leaves the array metadata of a
 deleted *collection* behind, and a record created later may inherit it (scalars are cleaned up),
-so an array can hold extra values but never miss one of ours. ``Not``
-is pushed down to the leaves (De Morgan) so each leaf is translated in its own polarity; a leaf
-that has no exact negation falls back to ``ALL``, so the result is always a superset. Field names
-are validated again here, because a filter built with ``model_construct`` skips pydantic; values
-are passed to Chroma as data, never spliced into text.
+so an array can hold extra values but never miss one of ours. ``Not`` is pushed down to the
+leaves (De Morgan) so each leaf is translated in its own polarity; a leaf that has no exact
+negation falls back to ``ALL``, so the result is always a superset. Field names are validated
+again here, because a filter built with ``model_construct`` skips pydantic; values are passed to
+Chroma as data, never spliced into text.
 """
 
 from __future__ import annotations
