@@ -136,18 +136,29 @@ def test_normalize_keyword_refuses_raw_ranks_instead_of_clamping(raw: float) -> 
 
 
 def test_weighted_fusion_by_hand() -> None:
+    """Relative keyword scale (the default): BM25 over the query's best BM25."""
     fused = fuse_weighted(
         [hit("a", 0.9), hit("b", 0.5), hit("neg", -0.4)],
         [hit("b", 3.0), hit("c", 1.0)],
     )
     scores = {h.chunk.id: h.score for h in fused}
     assert scores == pytest.approx(
-        {"a": 0.7 * 0.9, "b": 0.7 * 0.5 + 0.3 * 0.75, "c": 0.3 * 0.5, "neg": 0.0}
+        {"a": 0.7 * 0.9, "b": 0.7 * 0.5 + 0.3 * 1.0, "c": 0.3 / 3, "neg": 0.0}
     )
-    assert ids(fused) == ["a", "b", "c", "neg"]
+    assert ids(fused) == ["b", "a", "c", "neg"]  # 0.65 > 0.63
     by_id = {h.chunk.id: h for h in fused}
     assert (by_id["b"].vector_score, by_id["b"].keyword_score) == (0.5, 3.0)
     assert (by_id["a"].keyword_score, by_id["c"].vector_score) == (None, None)
+
+
+def test_weighted_fusion_with_the_saturating_keyword_scale_by_hand() -> None:
+    fused = fuse_weighted(
+        [hit("a", 0.9), hit("b", 0.5)], [hit("b", 3.0), hit("c", 1.0)], 0.7, 0.3, "saturating"
+    )
+    scores = {h.chunk.id: h.score for h in fused}
+    assert scores == pytest.approx({"a": 0.7 * 0.9, "b": 0.7 * 0.5 + 0.3 * 0.75, "c": 0.3 * 0.5})
+    with pytest.raises(ConfigError, match="keyword_scale"):
+        fuse_weighted([hit("a", 0.9)], [], 0.7, 0.3, "linear")  # type: ignore[arg-type]
 
 
 def test_weighted_fusion_renormalises_weights() -> None:
@@ -158,7 +169,9 @@ def test_weighted_fusion_renormalises_weights() -> None:
     assert [h.score for h in scaled] == pytest.approx([h.score for h in standard])
     only_keyword = fuse_weighted(vector_hits, keyword_hits, 0.0, 2.0)
     assert only_keyword[0].chunk.id == "b"
-    assert only_keyword[0].score == pytest.approx(0.9)
+    assert only_keyword[0].score == pytest.approx(1.0)  # the best keyword hit
+    saturating = fuse_weighted(vector_hits, keyword_hits, 0.0, 2.0, "saturating")
+    assert saturating[0].score == pytest.approx(0.9)
 
 
 @pytest.mark.parametrize(
@@ -251,6 +264,32 @@ def test_a_better_vector_score_never_lowers_a_weighted_rank_score(
     assert {i: s for i, s in after.items() if i != chunk_id} == {
         i: s for i, s in before.items() if i != chunk_id
     }
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    vector=_vector_hits,
+    keyword=st.lists(
+        st.tuples(st.sampled_from(list("abcdefgh")), st.floats(1e-3, 1e6)),
+        min_size=1,
+        max_size=8,
+        unique_by=lambda p: p[0],
+    ),
+    factor=st.floats(1e-3, 1e3),
+)
+def test_relative_keyword_scale_ignores_the_corpus_size_of_bm25(
+    vector: list[tuple[str, float]], keyword: list[tuple[str, float]], factor: float
+) -> None:
+    """BM25 magnitudes grow with the corpus; multiplying every keyword score by one factor (a
+    bigger corpus, a longer query) leaves the fused ranking and scores unchanged, and the best
+    keyword hit always gets the whole keyword weight."""
+    scaled = [(i, s * factor) for i, s in keyword]
+    before = fuse_weighted(_hits(vector), _hits(keyword))
+    after = fuse_weighted(_hits(vector), _hits(scaled))
+    assert [h.score for h in after] == pytest.approx([h.score for h in before], abs=1e-9)
+    best = max(keyword, key=lambda p: p[1])[0]
+    cosine = min(1.0, max(0.0, dict(vector).get(best, 0.0)))
+    assert {h.chunk.id: h.score for h in before}[best] == pytest.approx(0.7 * cosine + 0.3)
 
 
 # the searcher

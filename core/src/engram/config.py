@@ -26,7 +26,7 @@ from pydantic_settings import (
 )
 
 from engram.errors import ConfigError
-from engram.models import FusionMethod, SearchMode
+from engram.models import FusionMethod, KeywordScale, SearchMode
 from engram.registry import Kind, Registry
 
 PROJECT_FILE = "engram.toml"
@@ -87,6 +87,7 @@ class SearchConfig(_Section):
     fusion: FusionMethod = "weighted"
     vector_weight: float = Field(default=0.7, ge=0)
     keyword_weight: float = Field(default=0.3, ge=0)
+    keyword_scale: KeywordScale = "relative"
     limit: int = Field(default=6, ge=1, le=1000)
     min_score: float = Field(default=0.35, ge=0, le=1)
     candidate_multiplier: int = Field(default=4, ge=1, le=50)

@@ -13,6 +13,7 @@ Metadata = dict[str, JsonValue]
 InputType = Literal["document", "query"]
 SearchMode = Literal["hybrid", "vector", "keyword"]
 FusionMethod = Literal["weighted", "rrf"]
+KeywordScale = Literal["relative", "saturating"]
 
 
 class Chunk(BaseModel):
