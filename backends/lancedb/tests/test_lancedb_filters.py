@@ -146,6 +146,7 @@ def test_random_metadata_and_filters_agree_with_the_reference(
         store.close()
 
 
+@settings(derandomize=True)
 @given(a=st.floats(allow_nan=False), b=st.floats(allow_nan=False))
 def test_float_keys_sort_like_the_floats(a: float, b: float) -> None:
     assert (float_key(a) < float_key(b)) == (a < b)

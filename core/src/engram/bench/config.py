@@ -38,7 +38,8 @@ class BenchConfig(BaseModel):
     out: Path = Path("bench/results")
     cache: Path = Field(default_factory=default_cache_dir)
     max_queries: int | None = Field(default=None, ge=1)
-    quality_latency_queries: int = Field(default=50, ge=1)
+    quality_latency_queries: int = Field(default=30, ge=1)
+    candidates: int = Field(default=40, ge=1, le=1000)
     scales: list[int] = Field(default_factory=lambda: list(DEFAULT_SCALES))
     dimension: int = Field(default=384, ge=8)
     speed_queries: int = Field(default=200, ge=5)
@@ -112,6 +113,7 @@ _FLAGS = {
     "cache": "--cache",
     "peer_python": "--peer-python",
     "max_queries": "--max-queries",
+    "candidates": "--candidates",
     "vault_files": "--vault-files",
     "scales": "--scale",
 }

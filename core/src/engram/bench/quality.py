@@ -15,6 +15,7 @@ first ``latency_queries`` queries.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -40,6 +41,9 @@ from engram.search import HybridSearcher
 
 Log = Callable[[str], None]
 CHUNKER = "bench:one-chunk-per-document"
+# Candidates each side (vector, keyword) contributes before fusion: the default multiplier (x4)
+# for a top-10, the depth itself for a top-100 (a 404-deep pool costs three times as much).
+DEFAULT_CANDIDATES = 40
 BASELINE = "numpy-exact"
 
 
@@ -134,6 +138,11 @@ def _depth(dataset: Dataset) -> int:
     return max(metric_depth(m) for m in dataset.metrics)
 
 
+def _limit(dataset: Dataset) -> int:
+    """Hits to ask for: the depth, plus one when a self-hit may have to be dropped."""
+    return _depth(dataset) + (1 if dataset.ignore_identical_ids else 0)
+
+
 def _clean(dataset: Dataset, query: Query, ids: list[str], depth: int) -> list[str]:
     if dataset.ignore_identical_ids:
         ids = [i for i in ids if i != query.id]
@@ -201,6 +210,12 @@ class _Memo:
         return getattr(self._store, name)
 
 
+def multiplier(limit: int, candidates: int) -> int:
+    """The searcher's candidate multiplier that fetches at least ``candidates`` hits per side
+    (and never fewer than ``limit``)."""
+    return max(1, math.ceil(candidates / limit))
+
+
 def run_store(
     dataset: Dataset,
     spec: StoreSpec,
@@ -209,10 +224,11 @@ def run_store(
     *,
     with_keyword: bool,
     latency_queries: int,
+    candidates: int = DEFAULT_CANDIDATES,
 ) -> list[dict[str, Any]]:
     """Index every group of ``dataset`` in a fresh ``spec`` store and run every mode."""
     depth = _depth(dataset)
-    limit = depth + (1 if dataset.ignore_identical_ids else 0)
+    limit = _limit(dataset)
     modes = [m for m in MODES if with_keyword or m.mode != "keyword"]
     retrieved: dict[str, dict[str, list[str]]] = {m.name: {} for m in modes}
     samples: dict[str, list[float]] = {m.name: [] for m in modes}
@@ -220,7 +236,14 @@ def run_store(
         embedded.embedder, embedded.model, embedded.dimension, embedded.queries
     )
     searchers = {
-        m.name: HybridSearcher(SearchConfig(min_score=0.0, fusion=m.fusion, limit=limit))
+        m.name: HybridSearcher(
+            SearchConfig(
+                min_score=0.0,
+                fusion=m.fusion,
+                limit=limit,
+                candidate_multiplier=multiplier(limit, candidates),
+            )
+        )
         for m in modes
     }
     index_s = 0.0
@@ -299,6 +322,7 @@ def run_dataset(
     workdir: Path,
     latency_queries: int,
     log: Log,
+    candidates: int = DEFAULT_CANDIDATES,
 ) -> dict[str, Any]:
     """Every store with every embedder's vectors on one dataset, plus the numpy reference."""
     rows: list[dict[str, Any]] = [numpy_exact(dataset, e) for e in embedded]
@@ -316,6 +340,7 @@ def run_dataset(
                         folder,
                         with_keyword=number == 0,
                         latency_queries=latency_queries,
+                        candidates=candidates,
                     )
                 )
             except Exception as exc:  # recorded; the other stores still run
@@ -334,6 +359,7 @@ def run_dataset(
         "category_labels": dataset.category_labels,
         "docs": dataset.doc_count,
         "queries": dataset.query_count,
+        "candidates_per_side": _limit(dataset) * multiplier(_limit(dataset), candidates),
         "embedding": {
             e.embedder: {
                 "model": e.model,

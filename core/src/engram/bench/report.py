@@ -82,13 +82,16 @@ def _quality(results: dict[str, Any], images: dict[str, str]) -> list[str]:
     lines.append(
         "Same vectors in every store (one chunk per document/turn); `HybridSearcher` with "
         "`min_score = 0`; keyword-only does not depend on the embedder (one row per store). "
-        "`numpy-exact` is brute-force cosine over the same vectors. Latency: p50 over the first "
+        "`numpy-exact` is brute-force cosine over the same vectors. Hybrid modes fuse "
+        "at least max(depth, --candidates) candidates from each side. Latency: p50 over the first "
         f"{results['config']['quality_latency_queries']} queries, full search call."
     )
     for ds in quality["datasets"]:
         metrics = ds["metrics"]
         lines += ["", f"### {ds['dataset']} ({ds['kind']})", ""]
         lines += [f"- {note}" for note in ds["notes"]]
+        if "candidates_per_side" in ds:
+            lines.append(f"- hybrid fusion over {ds['candidates_per_side']} candidates per side")
         for name, e in ds["embedding"].items():
             rate = f", {e['per_second']:.1f} texts/s" if e.get("per_second") else ""
             lines.append(

@@ -188,6 +188,7 @@ def _quality_and_peers(
                         workdir=workdir,
                         latency_queries=config.quality_latency_queries,
                         log=log,
+                        candidates=config.candidates,
                     )
                 )
     finally:

@@ -76,6 +76,10 @@ def bench_command(
     max_queries: Annotated[
         int | None, typer.Option(min=1, help="At most this many queries per dataset.")
     ] = None,
+    candidates: Annotated[
+        int | None,
+        typer.Option(min=1, max=1000, help="Hybrid candidates per side, at least (default: 40)."),
+    ] = None,
     vault_files: Annotated[
         int | None, typer.Option(min=1, help="Files in the generated vault (default: 1000).")
     ] = None,
@@ -103,6 +107,7 @@ def bench_command(
         ("cache", cache),
         ("peer_python", peer_python),
         ("max_queries", max_queries),
+        ("candidates", candidates),
         ("vault_files", vault_files),
         ("cold_open", cold_open),
     ):
