@@ -33,6 +33,32 @@ LIBRARIES = (
 )
 
 
+def source_revision() -> str | None:
+    """The git commit of the engram checkout being measured (None outside a checkout), with
+    ``+dirty`` when files differ from it: a report names the code it measured."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[4]
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{head}+dirty" if dirty else head or None
+
+
 def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():

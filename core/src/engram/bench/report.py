@@ -65,7 +65,8 @@ def _header(results: dict[str, Any]) -> list[str]:
         f"- **Plugins:** {plugins}",
         f"- **Run:** `{results['command']}` — {results['duration_s'] / 60:.1f} min wall, "
         f"{results.get('cpu_s', 0) / 60:.1f} min CPU "
-        f"({'quick smoke configuration' if results['config']['quick'] else 'full configuration'})",
+        f"({'quick smoke configuration' if results['config']['quick'] else 'full configuration'})"
+        + (f", engram at commit `{results['revision']}`" if results.get("revision") else ""),
     ]
     for name, note in results.get("skipped_stores", {}).items():
         lines.append(f"- **Store {name} skipped:** {note}")

@@ -96,6 +96,7 @@ def run(config: BenchConfig, *, command: str | None = None, log: Log | None = No
         "date": machine.today(),
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": command or command_for(config),
+        "revision": machine.source_revision(),
         "machine": info,
         "machine_slug": machine.machine_slug(info),
         "versions": machine.versions(registry),
