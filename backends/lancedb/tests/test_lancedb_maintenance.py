@@ -50,6 +50,35 @@ def test_optimize_runs_by_itself_every_n_writes(make_store: MakeStore, tmp_path:
     assert automatic.count() == manual.count() == 12
 
 
+def unindexed_keyword_rows(folder: Path) -> int:
+    """Rows the keyword (FTS) index does not cover yet, read with LanceDB's own API."""
+    import lancedb
+
+    table = lancedb.connect(str(folder)).open_table("engram_chunks")
+    (fts,) = [i for i in table.list_indices() if i.index_type == "FTS"]
+    stats = table.index_stats(fts.name)
+    assert stats is not None
+    return int(stats.num_unindexed_rows)
+
+
+def test_a_few_large_writes_trigger_optimize_by_rows(make_store: MakeStore, tmp_path: Path) -> None:
+    """A bulk import of a few big batches (migrate, a large vault) is never left to keyword
+    searches that scan every row: ``optimize_rows`` rows trigger an optimize too."""
+    manual = make_store(path=tmp_path / "manual", optimize_every=0, optimize_rows=0)
+    automatic = make_store(path=tmp_path / "automatic", optimize_every=0, optimize_rows=50)
+    for store in (manual, automatic):
+        store.set_identity(IDENTITY)
+        for start in (0, 20, 40):
+            store.upsert([chunk(i) for i in range(start, start + 20)])
+    assert unindexed_keyword_rows(tmp_path / "manual") == 60
+    assert unindexed_keyword_rows(tmp_path / "automatic") == 0
+    assert manual.diagnostics()["fragments"] == 3
+    assert automatic.diagnostics()["fragments"] == 1
+    hits = automatic.keyword_search(chunk(7).text, 5)
+    assert hits and hits[0].chunk.id == chunk(7).id
+    assert automatic.count() == manual.count() == 60
+
+
 def test_the_ann_index_is_built_past_the_threshold_and_recall_is_measured(
     make_store: MakeStore,
 ) -> None:

@@ -23,6 +23,9 @@ class LanceDBOptions(BaseModel):
       ``storage_options`` carries the endpoint, keys and region (or set the usual ``AWS_*``
       variables). ``uri`` wins over ``path`` when both are set.
     - ``optimize_every``: write calls between automatic ``optimize()`` runs (0 turns them off).
+    - ``optimize_rows``: rows written (upserted or deleted) that trigger an automatic
+      ``optimize()`` however few the calls were: the keyword index covers only the rows present
+      at the last optimize, and every keyword search scans the newer ones (0 turns it off).
     - ``keep_versions_minutes``: how long old table versions survive an ``optimize()``.
     - ``ann_threshold``: vectors a table must hold before an ANN index is built; below it vector
       search is exact brute force.
@@ -35,6 +38,7 @@ class LanceDBOptions(BaseModel):
     storage_options: dict[str, str] = Field(default_factory=dict, repr=False)
     read_consistency_seconds: float | None = Field(default=5.0, ge=0)
     optimize_every: int = Field(default=100, ge=0)
+    optimize_rows: int = Field(default=2000, ge=0)
     keep_versions_minutes: float = Field(default=60.0, ge=0)
     ann_threshold: int = Field(default=100_000, ge=256)
     ann_index: AnnIndex = "ivf_hnsw_sq"

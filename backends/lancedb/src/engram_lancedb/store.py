@@ -66,6 +66,7 @@ class LanceDBStore:
         self._db = Database(self.options)
         self._identity: tuple[float, IndexIdentity | None] | None = None
         self._writes = 0
+        self._rows_written = 0
         self._keyword_index_checked = False  # once per chunks table this process opens
         check_format(self._db)
 
@@ -179,7 +180,7 @@ class LanceDBStore:
                     .when_not_matched_insert_all()
                     .execute(rows, on_bad_vectors="null")
                 )
-            self._wrote()
+            self._wrote(len(batch))
 
     def get(self, ids: Sequence[str]) -> list[Chunk]:
         wanted = list(ids)
@@ -383,23 +384,25 @@ class LanceDBStore:
                 self._db.drop(name)
             self._keyword_index_checked = False
             self._identity = (time.monotonic(), None)
-            self._writes = 0
+            self._writes = self._rows_written = 0
 
     def optimize(self) -> OptimizeReport:
         """Compact small files, fold new rows into the indexes, drop old versions, and build the
         ANN index once the table has outgrown exact search (``engram optimize``)."""
         with self._op("be optimized"):
-            self._writes = 0
+            self._writes = self._rows_written = 0
             return optimize_store(self._db, self.options)
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _wrote(self) -> None:
-        """Count a write; every ``optimize_every`` writes, optimize (failures only logged: the
-        write itself succeeded, and the next run retries)."""
+    def _wrote(self, rows: int = 1) -> None:
+        """Count a write of ``rows`` rows; every ``optimize_every`` writes or ``optimize_rows``
+        rows, optimize (failures only logged: the write itself succeeded, and the next run
+        retries)."""
         self._writes += 1
-        every = self.options.optimize_every
-        if every and self._writes >= every:
+        self._rows_written += rows
+        every, many = self.options.optimize_every, self.options.optimize_rows
+        if (every and self._writes >= every) or (many and self._rows_written >= many):
             try:
                 self.optimize()
             except StoreError as exc:
@@ -416,7 +419,7 @@ class LanceDBStore:
                 part = sorted(set(values[start : start + ID_BATCH]))
                 with self._db.guard(f"delete from {name}"):
                     table.delete(col(column).isin(part))
-            self._wrote()
+            self._wrote(len(values))
 
     def _chunks_table(self, dimension: int | None) -> LanceTable:
         """The chunks table, created on first use, with its keyword index (checked once per
