@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from engram.bench import synthetic
 from engram.bench.embedding import FixedEmbedder
-from engram.bench.stores import StoreSpec, fresh_folder
+from engram.bench.stores import StoreSpec, fresh_folder, maintain
 from engram.bench.timing import (
     Stopwatch,
     folder_bytes,
@@ -124,6 +124,7 @@ def measure_store(
     try:
         store.set_identity(identity(dim))
         out.update(_ingest(store, data, batch, log))
+        out["optimize_seconds"] = maintain(store)
         out["count"] = store.count()
         qvec = queries.vectors.tolist()
         table = {t: v for t, v in zip(queries.texts, qvec, strict=True)}

@@ -10,6 +10,7 @@ a server address, say) is skipped with a note that says which option to pass.
 from __future__ import annotations
 
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,18 @@ def select_stores(
             f"installed stores: {', '.join(installed)}"
         )
     return specs, skipped
+
+
+def maintain(store: Store) -> float | None:
+    """Run the store's ``optimize()`` after a bulk ingest, as ``engram optimize`` after a large
+    import (LanceDB folds new rows into its keyword and ANN indexes there); seconds it took, or
+    None for a store that needs no maintenance."""
+    run = getattr(store, "optimize", None)
+    if not callable(run):
+        return None
+    began = time.perf_counter()
+    run()
+    return time.perf_counter() - began
 
 
 def fresh_folder(folder: Path) -> Path:
