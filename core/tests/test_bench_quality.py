@@ -75,6 +75,29 @@ def test_every_mode_is_scored_and_the_exact_store_matches_numpy(
     assert result["embedding"]["hash"]["embedded_now"] == embedded.stats.embedded
 
 
+@pytest.mark.parametrize("everywhere", [False, True])
+def test_the_floor_embedder_runs_on_the_first_store_unless_asked_everywhere(
+    tmp_path: Path, registry: Registry, memory_spec: StoreSpec, everywhere: bool
+) -> None:
+    dataset = load_locomo(write_locomo(tmp_path / "l.json"))
+    first = _embedded(registry, dataset, tmp_path / "cache.sqlite")
+    floor = replace(first, embedder="floor")
+    second = replace(memory_spec, name="second")
+    result = run_dataset(
+        dataset,
+        [first, floor],
+        [memory_spec, second],
+        workdir=tmp_path / "w",
+        latency_queries=1,
+        log=lambda _: None,
+        floor_on_every_store=everywhere,
+    )
+    ran = {(r["store"], r["embedder"]) for r in result["rows"]}
+    assert {("numpy-exact", "hash"), ("numpy-exact", "floor"), ("memory", "floor")} <= ran
+    assert (("second", "floor") in ran) is everywhere
+    assert ("second", "hash") in ran and result["errors"] == []
+
+
 def test_the_per_query_memo_changes_no_ranking(
     tmp_path: Path, registry: Registry, memory_spec: StoreSpec
 ) -> None:

@@ -93,6 +93,12 @@ def _quality(results: dict[str, Any], images: dict[str, str]) -> list[str]:
         lines += [f"- {note}" for note in ds["notes"]]
         if "candidates_per_side" in ds:
             lines.append(f"- hybrid fusion over {ds['candidates_per_side']} candidates per side")
+        if len(ds["embedding"]) > 1 and not ds.get("floor_on_every_store", True):
+            first, *others = ds["embedding"]
+            lines.append(
+                f"- {', '.join(others)} (the floor) ran on numpy-exact and the first store only; "
+                f"every store ran {first} (`--floor-on-every-store` runs all)"
+            )
         for name, e in ds["embedding"].items():
             rate = f", {e['per_second']:.1f} texts/s" if e.get("per_second") else ""
             lines.append(

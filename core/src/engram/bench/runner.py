@@ -190,6 +190,7 @@ def _quality_and_peers(
                         latency_queries=config.quality_latency_queries,
                         log=log,
                         candidates=config.candidates,
+                        floor_on_every_store=config.floor_on_every_store,
                     )
                 )
     finally:

@@ -41,8 +41,9 @@ def main(job_file: str) -> None:
         return np.stack([table[t] for t in texts])
 
     limit = int(job["limit"])
-    retrieved: dict[str, dict[str, list[str]]] = {mode: {} for mode in MODES}
-    latency: dict[str, list[float]] = {mode: [] for mode in MODES}
+    modes = {mode: MODES[mode] for mode in job.get("modes", MODES)}
+    retrieved: dict[str, dict[str, list[str]]] = {mode: {} for mode in modes}
+    latency: dict[str, list[float]] = {mode: [] for mode in modes}
     index_s = 0.0
     for group in job["groups"]:
         embeddings = txtai.Embeddings(method="external", transform=lookup, hybrid=True)
@@ -50,7 +51,7 @@ def main(job_file: str) -> None:
         embeddings.index([(doc_id, text, None) for doc_id, text in group["docs"]])
         index_s += time.perf_counter() - began
         for query_id, text in group["queries"]:
-            for mode, weight in MODES.items():
+            for mode, weight in modes.items():
                 began = time.perf_counter()
                 hits = embeddings.search(text, limit, weights=weight)
                 latency[mode].append(time.perf_counter() - began)

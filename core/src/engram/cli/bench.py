@@ -83,6 +83,13 @@ def bench_command(
     vault_files: Annotated[
         int | None, typer.Option(min=1, help="Files in the generated vault (default: 1000).")
     ] = None,
+    floor_on_every_store: Annotated[
+        bool,
+        typer.Option(
+            "--floor-on-every-store",
+            help="Run the other embedders (the hash floor) on every store, not only the first.",
+        ),
+    ] = False,
     cold_open: Annotated[
         bool | None,
         typer.Option("--cold-open/--no-cold-open", help="Time opening a store in a new process."),
@@ -91,6 +98,8 @@ def bench_command(
 ) -> None:
     """Benchmark every installed store and embedder: quality, speed, scale, pipeline, peers."""
     changes: dict[str, Any] = {"plots": plots}
+    if floor_on_every_store:
+        changes["floor_on_every_store"] = True
     if stores is not None:
         changes["stores"] = split_list(stores)
     if embedders is not None:
