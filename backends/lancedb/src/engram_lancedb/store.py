@@ -27,6 +27,7 @@ from engram.errors import DimensionMismatch, IdentityMismatch, StoreError
 from engram.filters import Filter
 from engram.models import Chunk, Document, Hit, IndexIdentity
 from engram.protocols import StoreCapability
+from engram.vectors import check_finite
 from engram_lancedb.database import Database
 from engram_lancedb.filters import compile_filter
 from engram_lancedb.keyword import fts_config, query_terms
@@ -47,7 +48,7 @@ from engram_lancedb.records import (
     to_chunks,
     to_documents,
 )
-from engram_lancedb.vectors import Encoded, check_finite, encode, query_vector
+from engram_lancedb.vectors import Encoded, encode, query_vector
 
 log = logging.getLogger("engram_lancedb")
 ID_BATCH = 500  # ids per IN-list

@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from engram.errors import DimensionMismatch, InvalidVector
 from engram.models import IndexIdentity
+from engram.vectors import check_finite
 
 F32 = npt.NDArray[np.float32]
 NO_VECTOR, SEARCHED, ZERO = 0, 1, 2
@@ -34,27 +35,6 @@ class Encoded:
     state: int
     search: F32 | None
     raw: F32 | None
-
-
-def check_finite(values: Sequence[float], what: str) -> npt.NDArray[np.float64]:
-    """``values`` as a float64 array; ``InvalidVector`` if empty, not flat, NaN or infinite."""
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise InvalidVector(
-            f"{what} is not a list of numbers ({exc}); pass a list of floats"
-        ) from None
-    if arr.ndim != 1:
-        raise InvalidVector(f"{what} is not a flat list of numbers; pass one list of floats")
-    if arr.size == 0:
-        raise InvalidVector(f"{what} is empty; pass the embedder's vector, or None for no vector")
-    bad = np.flatnonzero(~np.isfinite(arr))
-    if bad.size:
-        raise InvalidVector(
-            f"{what} holds NaN or infinite values (first at position {int(bad[0])}); "
-            "check the embedder's output before storing it"
-        )
-    return arr
 
 
 def check_dimension(arr: npt.NDArray[np.float64], identity: IndexIdentity, what: str) -> None:

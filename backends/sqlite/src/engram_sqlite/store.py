@@ -20,6 +20,7 @@ from engram.errors import StoreError
 from engram.filters import Filter
 from engram.models import Chunk, Document, Hit, IndexIdentity
 from engram.protocols import StoreCapability
+from engram.vectors import check_finite
 from engram_sqlite import identity as ident
 from engram_sqlite.connection import Database
 from engram_sqlite.driver import DriverInfo
@@ -35,7 +36,7 @@ from engram_sqlite.records import (
     to_chunk,
     to_document,
 )
-from engram_sqlite.vectors import Prepared, check_finite, prepare
+from engram_sqlite.vectors import Prepared, prepare
 
 KNN_MAX_K = 4096  # sqlite-vec's limit for k in a KNN query; above it we scan with ORDER BY
 # chunks.vector_state: no vector; in the vec0 index; a zero vector (kept, never indexed; the

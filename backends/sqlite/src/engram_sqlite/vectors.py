@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from engram.errors import DimensionMismatch, InvalidVector
 from engram.models import IndexIdentity
+from engram.vectors import check_finite
 
 STORED = np.dtype("<f4")
 INDEXED = np.dtype(np.float32)
@@ -46,27 +47,6 @@ def prepare(values: Sequence[float], identity: IndexIdentity, what: str) -> Prep
             f"{what} has values beyond the float32 range (±3.4e38); scale or normalise it"
         )
     return Prepared(f32.tobytes(), _unit(f32))
-
-
-def check_finite(values: Sequence[float], what: str) -> npt.NDArray[np.float64]:
-    """``values`` as a float64 array; ``InvalidVector`` if empty, not flat, NaN or infinite."""
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise InvalidVector(
-            f"{what} is not a list of numbers ({exc}); pass a list of floats"
-        ) from None
-    if arr.ndim != 1:
-        raise InvalidVector(f"{what} is not a flat list of numbers; pass one list of floats")
-    if arr.size == 0:
-        raise InvalidVector(f"{what} is empty; pass the embedder's vector, or None for no vector")
-    bad = np.flatnonzero(~np.isfinite(arr))
-    if bad.size:
-        raise InvalidVector(
-            f"{what} holds NaN or infinite values (first at position {int(bad[0])}); "
-            "check the embedder's output before storing it"
-        )
-    return arr
 
 
 def decode(blob: bytes) -> list[float]:
