@@ -79,6 +79,29 @@ def test_a_few_large_writes_trigger_optimize_by_rows(make_store: MakeStore, tmp_
     assert automatic.count() == manual.count() == 60
 
 
+def test_the_rows_trigger_grows_with_the_table(make_store: MakeStore, tmp_path: Path) -> None:
+    """Each optimize rewrites the table's small files into one, so a fixed rows trigger would
+    make a bulk import quadratic: with ``optimize_growth`` the trigger grows with the table, and
+    the rows the keyword index has not seen stay below that share of it."""
+    fixed = make_store(
+        path=tmp_path / "fixed", optimize_every=0, optimize_rows=20, optimize_growth=0
+    )
+    growing = make_store(
+        path=tmp_path / "growing", optimize_every=0, optimize_rows=20, optimize_growth=1.0
+    )
+    unindexed: dict[str, list[int]] = {"fixed": [], "growing": []}
+    for name, store in (("fixed", fixed), ("growing", growing)):
+        store.set_identity(IDENTITY)
+        for start in range(0, 140, 20):
+            store.upsert([chunk(i) for i in range(start, start + 20)])
+            unindexed[name].append(unindexed_keyword_rows(tmp_path / name))
+    assert unindexed["fixed"] == [0] * 7
+    # optimizes at 20, 40 and 80 rows; the next one is due at 160
+    assert unindexed["growing"] == [0, 0, 20, 0, 20, 40, 60]
+    assert growing.keyword_search(chunk(130).text, 1)[0].chunk.id == chunk(130).id
+    assert growing.count() == fixed.count() == 140
+
+
 def test_the_ann_index_is_built_past_the_threshold_and_recall_is_measured(
     make_store: MakeStore,
 ) -> None:

@@ -26,6 +26,10 @@ class LanceDBOptions(BaseModel):
     - ``optimize_rows``: rows written (upserted or deleted) that trigger an automatic
       ``optimize()`` however few the calls were: the keyword index covers only the rows present
       at the last optimize, and every keyword search scans the newer ones (0 turns it off).
+    - ``optimize_growth``: the rows trigger grows with the table, to ``optimize_growth`` times
+      the rows present at the last optimize when that is more than ``optimize_rows``. Each
+      optimize rewrites the small files into the big one, so a fixed trigger makes a bulk
+      import quadratic; a growing one keeps it linear (0 keeps the trigger fixed).
     - ``keep_versions_minutes``: how long old table versions survive an ``optimize()``.
     - ``ann_threshold``: vectors a table must hold before an ANN index is built; below it vector
       search is exact brute force.
@@ -39,6 +43,7 @@ class LanceDBOptions(BaseModel):
     read_consistency_seconds: float | None = Field(default=5.0, ge=0)
     optimize_every: int = Field(default=100, ge=0)
     optimize_rows: int = Field(default=2000, ge=0)
+    optimize_growth: float = Field(default=0.25, ge=0)
     keep_versions_minutes: float = Field(default=60.0, ge=0)
     ann_threshold: int = Field(default=100_000, ge=256)
     ann_index: AnnIndex = "ivf_hnsw_sq"

@@ -68,6 +68,7 @@ class LanceDBStore:
         self._identity: tuple[float, IndexIdentity | None] | None = None
         self._writes = 0
         self._rows_written = 0
+        self._rows_at_optimize = 0  # table rows after the last optimize this handle ran
         self._keyword_index_checked = False  # once per chunks table this process opens
         check_format(self._db)
 
@@ -385,24 +386,29 @@ class LanceDBStore:
                 self._db.drop(name)
             self._keyword_index_checked = False
             self._identity = (time.monotonic(), None)
-            self._writes = self._rows_written = 0
+            self._writes = self._rows_written = self._rows_at_optimize = 0
 
     def optimize(self) -> OptimizeReport:
         """Compact small files, fold new rows into the indexes, drop old versions, and build the
         ANN index once the table has outgrown exact search (``engram optimize``)."""
         with self._op("be optimized"):
             self._writes = self._rows_written = 0
-            return optimize_store(self._db, self.options)
+            report = optimize_store(self._db, self.options)
+            chunks = report.tables.get(CHUNKS)
+            self._rows_at_optimize = chunks.rows if chunks is not None else 0
+            return report
 
     # -- internals ----------------------------------------------------------------------------
 
     def _wrote(self, rows: int = 1) -> None:
-        """Count a write of ``rows`` rows; every ``optimize_every`` writes or ``optimize_rows``
-        rows, optimize (failures only logged: the write itself succeeded, and the next run
-        retries)."""
+        """Count a write of ``rows`` rows; every ``optimize_every`` writes, or once the rows
+        written reach ``optimize_rows`` (or ``optimize_growth`` of the table, when larger),
+        optimize (failures only logged: the write itself succeeded, and the next run retries)."""
         self._writes += 1
         self._rows_written += rows
         every, many = self.options.optimize_every, self.options.optimize_rows
+        if many:
+            many = max(many, int(self.options.optimize_growth * self._rows_at_optimize))
         if (every and self._writes >= every) or (many and self._rows_written >= many):
             try:
                 self.optimize()
