@@ -8,70 +8,34 @@ default), and errors as ``{"error": {"message", "type", "param", "code"}}``: 401
 key, 400 over the API's limits. Vectors are deterministic and similarity-preserving (engram's
 feature-hashing embedder), so the same text always gets the same vector.
 
-Tests script failures with ``enqueue(Reply(...))`` (a status with headers such as
-``Retry-After``, a malformed body, a delay longer than the client's timeout) or ``down()``, and
-read every request the server saw in ``requests``. Binds 127.0.0.1 on a free port; the socket
-listens before ``start()`` returns, so there is nothing to wait for.
+The server itself (scripted failures, recorded requests, start and stop) is
+``engram.testing.fake_api.FakeEmbeddingsApi``.
 """
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import json
-import re
-import socket
-import threading
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
 
-import numpy as np
+from engram.testing.fake_api import (
+    FakeEmbeddingsApi,
+    Reply,
+    Seen,
+    count_tokens,
+    encode_vector,
+    hash_vectors,
+)
 
-from engram.default_plugins.hash_embedder import HashEmbedder, HashEmbedderOptions
+__all__ = ["FakeOpenAI", "Reply", "Seen", "count_tokens"]
 
-PATH = "/v1/embeddings"
 NATIVE = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072}
 FIXED = {"text-embedding-ada-002": 1536}
 _ALLOWED_FIELDS = {"input", "model", "dimensions", "encoding_format", "user"}
-_WORDS = re.compile(r"\w+|[^\w\s]")
 
 
-def count_tokens(text: str) -> int:
-    """The server's token count: words and punctuation marks (always at most the UTF-8 size)."""
-    return len(_WORDS.findall(text))
-
-
-@dataclass(frozen=True)
-class Reply:
-    """A scripted answer. ``status`` 200 with no ``body`` answers normally (after ``delay``);
-    any other status sends the API's error body for it (or ``body`` when given)."""
-
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    body: bytes | None = None
-    delay: float = 0.0
-
-
-@dataclass
-class Seen:
-    """One request as the server saw it. The key itself is not kept: only whether it came."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-    auth_sent: bool
-    auth_ok: bool
-    status: int = 0
-    scripted: bool = False
-
-
-class FakeOpenAI:
-    """A threaded HTTP server; use as a context manager or call ``start()`` / ``stop()``."""
+class FakeOpenAI(FakeEmbeddingsApi):
+    """The OpenAI embeddings API on loopback; its limits can be lowered to test batching."""
 
     def __init__(
         self,
@@ -84,131 +48,22 @@ class FakeOpenAI:
         base64_answers: bool = True,
         reverse_data: bool = False,
     ) -> None:
-        self.api_key = api_key
-        self.max_inputs = max_inputs
+        super().__init__(api_key, max_inputs=max_inputs, token_counter=token_counter)
         self.max_request_tokens = max_request_tokens
         self.max_input_tokens = max_input_tokens
-        self.token_counter = token_counter
         self.base64_answers = base64_answers
         self.reverse_data = reverse_data
-        self.requests: list[Seen] = []
-        self._script: deque[Reply] = deque()
-        self._down: Reply | None = None
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._connections: set[socket.socket] = set()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self._server.block_on_close = False
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
 
-    # -- control --------------------------------------------------------------------------------
-    @property
-    def url(self) -> str:
-        """The ``base_url`` to give a client (ends in ``/v1``)."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+    def auth_error(self, seen: Seen) -> bytes:
+        return _auth_error(seen, self.api_key)
 
-    def start(self) -> FakeOpenAI:
-        self._thread.start()
-        return self
+    def error_body(self, status: int) -> bytes:
+        return _error_body(status)
 
-    def stop(self) -> None:
-        self._stopping.set()
-        self._server.shutdown()
-        with self._lock:
-            for conn in self._connections:
-                with contextlib.suppress(OSError):
-                    conn.shutdown(socket.SHUT_RDWR)
-        self._server.server_close()
-        self._thread.join()
+    def not_found(self, seen: Seen) -> bytes:
+        return _error(f"Invalid URL ({seen.method} {seen.path})", code=None)
 
-    def __enter__(self) -> FakeOpenAI:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    def enqueue(self, *replies: Reply) -> None:
-        """Answer the next requests with these replies, in order; then answer normally."""
-        with self._lock:
-            self._script.extend(replies)
-
-    def down(self, status: int = 503, headers: dict[str, str] | None = None) -> None:
-        """Answer every request with ``status`` until ``up()``."""
-        with self._lock:
-            self._down = Reply(status=status, headers=dict(headers or {}))
-
-    def up(self) -> None:
-        with self._lock:
-            self._down = None
-
-    def clear(self) -> None:
-        """Forget the requests seen so far."""
-        with self._lock:
-            self.requests.clear()
-
-    # -- what was seen --------------------------------------------------------------------------
-    def embedded_inputs(self) -> list[str]:
-        """Every input text of the requests answered normally (200, not scripted), in order."""
-        with self._lock:
-            seen = list(self.requests)
-        out: list[str] = []
-        for request in seen:
-            if request.status == 200 and not request.scripted and isinstance(request.body, dict):
-                texts = request.body.get("input")
-                out.extend([texts] if isinstance(texts, str) else list(texts or []))
-        return out
-
-    def statuses(self) -> list[int]:
-        with self._lock:
-            return [r.status for r in self.requests]
-
-    # -- answering ------------------------------------------------------------------------------
-    def _next_reply(self) -> Reply | None:
-        with self._lock:
-            if self._script:
-                return self._script.popleft()
-            return self._down
-
-    def _remember(self, seen: Seen) -> None:
-        with self._lock:
-            self.requests.append(seen)
-
-    def _track(self, conn: socket.socket, opened: bool) -> None:
-        """Open connections, so ``stop()`` can close them and their threads end."""
-        with self._lock:
-            if opened:
-                self._connections.add(conn)
-            else:
-                self._connections.discard(conn)
-
-    def answer(self, seen: Seen) -> tuple[int, dict[str, str], bytes, float]:
-        """(status, headers, body, delay) for one request."""
-        scripted = self._next_reply()
-        seen.scripted = scripted is not None
-        if scripted is not None and (scripted.status != 200 or scripted.body is not None):
-            body = scripted.body
-            if body is None:
-                body = _error_body(scripted.status)
-            return scripted.status, dict(scripted.headers), body, scripted.delay
-        delay = scripted.delay if scripted is not None else 0.0
-        headers = dict(scripted.headers) if scripted is not None else {}
-        if seen.method != "POST" or seen.path != PATH:
-            return 404, headers, _error(f"Invalid URL ({seen.method} {seen.path})", code=None), 0.0
-        if not seen.auth_ok:
-            return 401, headers, _auth_error(seen, self.api_key), delay
-        status, body = self._embeddings(seen.body)
-        return status, headers, body, delay
-
-    def _embeddings(self, body: Any) -> tuple[int, bytes]:
+    def embeddings(self, body: Any) -> tuple[int, bytes]:
         if not isinstance(body, dict):
             return 400, _error("We could not parse the JSON body of your request.", code=None)
         unknown = sorted(set(body) - _ALLOWED_FIELDS)
@@ -253,11 +108,9 @@ class FakeOpenAI:
         encoding = body.get("encoding_format", "float") if self.base64_answers else "float"
         if encoding not in ("float", "base64"):
             return 400, _error(f"Invalid value for 'encoding_format': {encoding!r}", "encoding")
-        vectors = HashEmbedder(HashEmbedderOptions(dimension=dimension)).embed_batch(
-            texts, "document"
-        )
+        vectors = hash_vectors(texts, dimension)
         data = [
-            {"object": "embedding", "index": i, "embedding": _encode(v, encoding)}
+            {"object": "embedding", "index": i, "embedding": encode_vector(v, encoding)}
             for i, v in enumerate(vectors)
         ]
         if self.reverse_data:
@@ -270,12 +123,6 @@ class FakeOpenAI:
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }
         return 200, json.dumps(answer).encode()
-
-
-def _encode(vector: list[float], encoding: str) -> Any:
-    if encoding == "base64":
-        return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
-    return vector
 
 
 def _error(message: str, param: str | None = None, *, code: str | None = None) -> bytes:
@@ -320,64 +167,3 @@ def _error_body(status: int) -> bytes:
             None,
         )
     return _error_json(f"HTTP {status}", "invalid_request_error", None, None)
-
-
-def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def setup(self) -> None:
-            super().setup()
-            fake._track(self.connection, opened=True)
-
-        def finish(self) -> None:
-            fake._track(self.connection, opened=False)
-            with contextlib.suppress(OSError):
-                super().finish()
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet: tests read ``requests`` instead."""
-
-        def do_POST(self) -> None:
-            self._serve("POST")
-
-        def do_GET(self) -> None:
-            self._serve("GET")
-
-        def _serve(self, method: str) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body: Any = json.loads(raw) if raw else None
-            except ValueError:
-                body = raw.decode("utf-8", "replace")
-            auth = self.headers.get("Authorization")
-            headers = {
-                k.lower(): v for k, v in self.headers.items() if k.lower() != "authorization"
-            }
-            seen = Seen(
-                method=method,
-                path=self.path,
-                headers=headers,
-                body=body,
-                auth_sent=bool(auth),
-                auth_ok=auth == f"Bearer {fake.api_key}",
-            )
-            fake._remember(seen)
-            status, extra, payload, delay = fake.answer(seen)
-            seen.status = status
-            if delay and fake._stopping.wait(delay):
-                return
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.send_header("x-request-id", f"req_{len(fake.requests)}")
-                for name, value in extra.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(payload)
-            except OSError:
-                self.close_connection = True
-
-    return Handler
