@@ -40,6 +40,9 @@ def test_command_line_reproduces_what_differs_from_the_preset() -> None:
     assert command_for(default_config(peers=[], cold_open=False)) == (
         "engram bench --peers none --no-cold-open"
     )
+    assert command_for(default_config(floor_on_every_store=False)) == (
+        "engram bench --floor-on-first-store"
+    )
 
 
 def test_quick_preset_is_small_and_needs_no_model() -> None:

@@ -76,7 +76,7 @@ def test_every_mode_is_scored_and_the_exact_store_matches_numpy(
 
 
 @pytest.mark.parametrize("everywhere", [False, True])
-def test_the_floor_embedder_runs_on_the_first_store_unless_asked_everywhere(
+def test_the_floor_embedder_runs_on_every_store_unless_trimmed_to_the_first(
     tmp_path: Path, registry: Registry, memory_spec: StoreSpec, everywhere: bool
 ) -> None:
     dataset = load_locomo(write_locomo(tmp_path / "l.json"))

@@ -40,7 +40,7 @@ class BenchConfig(BaseModel):
     max_queries: int | None = Field(default=None, ge=1)
     quality_latency_queries: int = Field(default=30, ge=1)
     candidates: int = Field(default=40, ge=1, le=1000)
-    floor_on_every_store: bool = False  # the embedders after the first: first store only
+    floor_on_every_store: bool = True  # False: the embedders after the first on one store only
     scales: list[int] = Field(default_factory=lambda: list(DEFAULT_SCALES))
     dimension: int = Field(default=384, ge=8)
     speed_queries: int = Field(default=200, ge=5)
@@ -132,8 +132,10 @@ def command_for(config: BenchConfig) -> str:
             parts += [flag, ",".join(str(v) for v in value) or "none"]
         else:
             parts += [flag, str(value)]
-    if config.floor_on_every_store:
-        parts.append("--floor-on-every-store")
+    if config.floor_on_every_store != base.floor_on_every_store:
+        parts.append(
+            "--floor-on-every-store" if config.floor_on_every_store else "--floor-on-first-store"
+        )
     if config.cold_open != base.cold_open:
         parts.append("--cold-open" if config.cold_open else "--no-cold-open")
     for name, options in sorted(config.store_options.items()):

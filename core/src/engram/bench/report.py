@@ -97,7 +97,7 @@ def _quality(results: dict[str, Any], images: dict[str, str]) -> list[str]:
             first, *others = ds["embedding"]
             lines.append(
                 f"- {', '.join(others)} (the floor) ran on numpy-exact and the first store only; "
-                f"every store ran {first} (`--floor-on-every-store` runs all)"
+                f"every store ran {first} (`--floor-on-first-store`; the default runs all)"
             )
         for name, e in ds["embedding"].items():
             rate = f", {e['per_second']:.1f} texts/s" if e.get("per_second") else ""

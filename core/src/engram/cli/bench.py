@@ -86,10 +86,10 @@ def bench_command(
     floor_on_every_store: Annotated[
         bool,
         typer.Option(
-            "--floor-on-every-store",
-            help="Run the other embedders (the hash floor) on every store, not only the first.",
+            "--floor-on-every-store/--floor-on-first-store",
+            help="Run the other embedders (the hash floor) on every store, or only on the first.",
         ),
-    ] = False,
+    ] = True,
     cold_open: Annotated[
         bool | None,
         typer.Option("--cold-open/--no-cold-open", help="Time opening a store in a new process."),
@@ -98,8 +98,8 @@ def bench_command(
 ) -> None:
     """Benchmark every installed store and embedder: quality, speed, scale, pipeline, peers."""
     changes: dict[str, Any] = {"plots": plots}
-    if floor_on_every_store:
-        changes["floor_on_every_store"] = True
+    if not floor_on_every_store:
+        changes["floor_on_every_store"] = False
     if stores is not None:
         changes["stores"] = split_list(stores)
     if embedders is not None:
