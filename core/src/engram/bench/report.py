@@ -101,9 +101,11 @@ def _quality(results: dict[str, Any], images: dict[str, str]) -> list[str]:
             )
         for name, e in ds["embedding"].items():
             rate = f", {e['per_second']:.1f} texts/s" if e.get("per_second") else ""
+            cached = e["texts"] - e["embedded_now"]
+            rest = f", {cached:,} from the cache" if cached else ", none from the cache"
             lines.append(
                 f"- embedder {name} ({e['model']}, {e['dimension']} dims): {e['texts']:,} texts, "
-                f"{e['embedded_now']:,} embedded in this run{rate}, the rest from the cache"
+                f"{e['embedded_now']:,} embedded in this run{rate}{rest}"
             )
         timings = _index_times(ds["rows"])
         if timings:
