@@ -55,10 +55,37 @@ class FakeOpenAI(FakeEmbeddingsApi):
         self.reverse_data = reverse_data
 
     def auth_error(self, seen: Seen) -> bytes:
-        return _auth_error(seen, self.api_key)
+        # The real API quotes the start and end of the key it got; so does the fake (of the right
+        # key), so tests can prove engram never repeats this message.
+        masked = f"{self.api_key[:3]}{'*' * 20}{self.api_key[-4:]}"
+        if not seen.auth_sent:
+            return _error_json(
+                "You didn't provide an API key.", "invalid_request_error", None, "missing_api_key"
+            )
+        return _error_json(
+            f"Incorrect API key provided: {masked}. You can find your API key at "
+            "https://platform.openai.com/account/api-keys.",
+            "invalid_request_error",
+            None,
+            "invalid_api_key",
+        )
 
     def error_body(self, status: int) -> bytes:
-        return _error_body(status)
+        if status == 429:
+            return _error_json(
+                "Rate limit reached for requests. Please try again in 20ms.",
+                "requests",
+                None,
+                "rate_limit_exceeded",
+            )
+        if status >= 500:
+            return _error_json(
+                "The server had an error while processing your request. Sorry about that!",
+                "server_error",
+                None,
+                None,
+            )
+        return _error_json(f"HTTP {status}", "invalid_request_error", None, None)
 
     def not_found(self, seen: Seen) -> bytes:
         return _error(f"Invalid URL ({seen.method} {seen.path})", code=None)
@@ -132,38 +159,3 @@ def _error(message: str, param: str | None = None, *, code: str | None = None) -
 def _error_json(message: str, kind: str, param: str | None, code: str | None) -> bytes:
     error = {"message": message, "type": kind, "param": param, "code": code}
     return json.dumps({"error": error}).encode()
-
-
-def _auth_error(seen: Seen, key: str) -> bytes:
-    # The real API quotes the start and end of the key it got; so does the fake (of the right
-    # key), so tests can prove engram never repeats this message.
-    masked = f"{key[:3]}{'*' * 20}{key[-4:]}"
-    if not seen.auth_sent:
-        return _error_json(
-            "You didn't provide an API key.", "invalid_request_error", None, "missing_api_key"
-        )
-    return _error_json(
-        f"Incorrect API key provided: {masked}. You can find your API key at "
-        "https://platform.openai.com/account/api-keys.",
-        "invalid_request_error",
-        None,
-        "invalid_api_key",
-    )
-
-
-def _error_body(status: int) -> bytes:
-    if status == 429:
-        return _error_json(
-            "Rate limit reached for requests. Please try again in 20ms.",
-            "requests",
-            None,
-            "rate_limit_exceeded",
-        )
-    if status >= 500:
-        return _error_json(
-            "The server had an error while processing your request. Sorry about that!",
-            "server_error",
-            None,
-            None,
-        )
-    return _error_json(f"HTTP {status}", "invalid_request_error", None, None)

@@ -67,10 +67,19 @@ class FakeVoyage(FakeEmbeddingsApi):
         super().__init__(api_key, max_inputs=max_inputs, token_counter=token_counter)
 
     def auth_error(self, seen: Seen) -> bytes:
-        return _auth_error(seen, self.api_key)
+        if not seen.auth_sent:
+            return _detail("No API key provided.")
+        return _detail("Provided API key is invalid.")
 
     def error_body(self, status: int) -> bytes:
-        return _error_body(status)
+        if status == 429:
+            return _detail(
+                "You have not yet added your payment method in the billing page and will have "
+                "reduced rate limits. Please try again later."
+            )
+        if status >= 500:
+            return _detail("The server failed to process the request.")
+        return _detail(f"HTTP {status}")
 
     def not_found(self, seen: Seen) -> bytes:
         return _detail("Not Found")
@@ -136,20 +145,3 @@ class FakeVoyage(FakeEmbeddingsApi):
 
 def _detail(message: str) -> bytes:
     return json.dumps({"detail": message}).encode()
-
-
-def _auth_error(seen: Seen, key: str) -> bytes:
-    if not seen.auth_sent:
-        return _detail("No API key provided.")
-    return _detail("Provided API key is invalid.")
-
-
-def _error_body(status: int) -> bytes:
-    if status == 429:
-        return _detail(
-            "You have not yet added your payment method in the billing page and will have "
-            "reduced rate limits. Please try again later."
-        )
-    if status >= 500:
-        return _detail("The server failed to process the request.")
-    return _detail(f"HTTP {status}")
