@@ -327,6 +327,32 @@ def test_two_connections_write_and_read_concurrently(cache_path: Path) -> None:
         cache.close()
 
 
+def test_many_openers_of_a_new_file_never_see_it_locked(tmp_path: Path) -> None:
+    """Switching a new file to WAL takes an exclusive lock that SQLite's busy timeout does not
+    wait for; the opener retries, so openers racing on a new file all succeed."""
+    for trial in range(30):
+        path = tmp_path / f"race-{trial}" / "embeddings.sqlite"
+        caches = [EmbeddingCache(path) for _ in range(4)]
+        start = threading.Barrier(len(caches))
+        errors: list[BaseException] = []
+        threads = [threading.Thread(target=_put_one, args=(c, start, errors)) for c in caches]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        for cache in caches:
+            cache.close()
+        assert errors == []
+
+
+def _put_one(cache: EmbeddingCache, start: threading.Barrier, errors: list[BaseException]) -> None:
+    try:
+        start.wait()
+        cache.put_many("p", "m", 2, "document", ["t"], [[1.0, 0.0]])
+    except BaseException as exc:  # reported by the test
+        errors.append(exc)
+
+
 def test_another_process_writes_while_this_one_does(cache_path: Path) -> None:
     script = (
         "import sys\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -24,6 +25,7 @@ from engram.usage import (
     Meter,
     RequestLimits,
     RetryPolicy,
+    Tokens,
     UsageLedger,
     clean_text,
     embed_in_requests,
@@ -242,6 +244,43 @@ def test_a_final_failure_is_an_engram_error_with_the_secret_scrubbed(ledger: Usa
     assert b"sk-SECRET" not in ledger.path.read_bytes()
 
 
+def test_chat_requests_record_output_tokens_operation_and_both_prices(
+    ledger: UsageLedger,
+) -> None:
+    meter = make_meter(ledger, [])
+    meter.output_price_per_million = 8.0
+    answer = meter.call(lambda: ("ok", Tokens(1000, 250)), operation="extract")
+    assert answer == "ok"
+    meter.call(lambda: ("ok", Tokens(10, 5)), operation="contradict")
+    rows = {r.operation: r for r in ledger.summary(("operation",))}
+    assert set(rows) == {"extract", "contradict"}
+    assert (rows["extract"].input_tokens, rows["extract"].output_tokens) == (1000, 250)
+    assert rows["extract"].cost_usd == pytest.approx((1000 * 2.0 + 250 * 8.0) / 1e6)
+    meter.output_price_per_million = None  # output billed at an unknown price: cost unknown
+    meter.call(lambda: ("ok", Tokens(10, 5)), operation="condense")
+    assert ledger.summary(("operation",))[0].operation == "condense"
+    assert ledger.summary(("operation",))[0].cost_usd is None
+
+
+def test_a_version_1_ledger_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "usage.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(
+        "CREATE TABLE requests (id INTEGER PRIMARY KEY, at REAL NOT NULL, provider TEXT NOT "
+        "NULL, model TEXT NOT NULL, input_tokens INTEGER NOT NULL, requests INTEGER NOT NULL, "
+        "cost_usd REAL, latency_ms REAL NOT NULL, error TEXT);"
+        "INSERT INTO requests (at, provider, model, input_tokens, requests, cost_usd, "
+        "latency_ms) VALUES (1.0, 'openai', 'm', 70, 1, 0.1, 5.0);"
+        "PRAGMA user_version = 1;"
+    )
+    old.close()
+    with UsageLedger(path) as book:
+        book.record("llm", "chat", 5, output_tokens=3, operation="extract")
+        rows = {r.operation: r for r in book.summary(("operation",))}
+    assert (rows["embed"].input_tokens, rows["embed"].output_tokens) == (70, 0)
+    assert (rows["extract"].input_tokens, rows["extract"].output_tokens) == (5, 3)
+
+
 def test_the_meter_works_without_a_ledger() -> None:
     assert make_meter(None, []).call(Flaky(TimeoutError()), texts=1) == "answer"
 
@@ -387,7 +426,7 @@ def test_usage_prints_a_table_by_day_provider_and_model(
     lines = out.splitlines()
     row = next(line for line in lines if "text-embedding-3-small" in line)
     assert "2025-03-01" in row and "openai" in row and "1,200" in row and "0.000024" in row
-    assert row.split()[3:5] == ["2", "1"]  # requests, errors
+    assert row.split()[3:6] == ["embed", "2", "1"]  # operation, requests, errors
     total = next(line for line in lines if line.strip().startswith("total"))
     assert "3" in total.split() and "2,000" in total and "0.000072" in total
 

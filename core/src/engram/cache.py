@@ -28,6 +28,7 @@ import numpy.typing as npt
 from engram.errors import DimensionMismatch, EmbedderError, InvalidVector, StoreError
 from engram.models import InputType
 from engram.protocols import Embedder
+from engram.sqlite_file import SqliteFile
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,21 @@ CREATE TABLE IF NOT EXISTS embeddings (
     PRIMARY KEY (provider, model, dimension, input_type, text_sha256)
 ) WITHOUT ROWID
 """
+
+
+def _migrate(db: sqlite3.Connection, found: int) -> None:
+    if found < 1:
+        db.execute(_SCHEMA)
+
+
+CACHE_FILE = SqliteFile(
+    what="the embedding cache",
+    version=SCHEMA_VERSION,
+    migrate=_migrate,
+    fix_unwritable="check the folder exists and is writable, or set [cache] path to another file",
+    fix_newer="upgrade engram, or delete the file (it is only a cache)",
+    fix_broken="delete the file, it is only a cache and will be recreated",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,44 +118,8 @@ class EmbeddingCache:
         # A forked child must not use its parent's connection: it opens its own.
         if self._db is not None and self._pid == os.getpid():
             return self._db
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(
-                self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-            )
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreError(
-                f"cannot open the embedding cache {self.path}: {exc}; check the folder exists "
-                "and is writable, or set [cache] path to another file"
-            ) from None
-        try:
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise StoreError(
-                    f"the embedding cache {self.path} was written by a newer engram (schema "
-                    f"{version}); upgrade engram, or delete the file (it is only a cache)"
-                )
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            if version < SCHEMA_VERSION:
-                db.execute("BEGIN IMMEDIATE")
-                db.execute(_SCHEMA)
-                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
-                db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            if db.in_transaction:
-                with contextlib.suppress(sqlite3.Error):
-                    db.execute("ROLLBACK")
-            db.close()
-            raise StoreError(
-                f"the embedding cache {self.path} is unreadable ({exc}); delete the file, it "
-                "is only a cache and will be recreated"
-            ) from None
-        except StoreError:
-            db.close()
-            raise
-        self._db, self._pid = db, os.getpid()
-        return db
+        self._db, self._pid = CACHE_FILE.open(self.path, timeout=_BUSY_TIMEOUT_S), os.getpid()
+        return self._db
 
     def get_many(
         self,

@@ -42,12 +42,13 @@ from typing import Literal, TypeVar, get_args
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from engram.errors import ConfigError, EmbedderError, MissingKeyError, StoreError
+from engram.errors import ConfigError, EmbedderError, EngramError, MissingKeyError, StoreError
+from engram.sqlite_file import SqliteFile
 
 log = logging.getLogger(__name__)
 
 DEFAULT_LEDGER_PATH = Path(".engram/usage.sqlite")
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _BUSY_TIMEOUT_S = 30.0
 
 # USD per 1M input tokens, list prices (check the provider's pricing page; override with the
@@ -62,16 +63,17 @@ PRICES: dict[str, float] = {
     "voyage/voyage-code-3": 0.18,
 }
 
-GroupBy = Literal["day", "provider", "model"]
+GroupBy = Literal["day", "provider", "model", "operation"]
 GROUPS: tuple[GroupBy, ...] = get_args(GroupBy)
 # Fixed SQL for each grouping key: user input only ever selects among these, never adds to them.
 _GROUP_SQL: dict[str, str] = {
     "day": "strftime('%Y-%m-%d', at, 'unixepoch')",
     "provider": "provider",
     "model": "model",
+    "operation": "operation",
 }
 
-_SCHEMA = """
+_SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS requests (
     id           INTEGER PRIMARY KEY,
     at           REAL    NOT NULL,
@@ -85,6 +87,29 @@ CREATE TABLE IF NOT EXISTS requests (
 );
 CREATE INDEX IF NOT EXISTS requests_at ON requests (at);
 """
+# Version 2: chat models (extraction) bill output tokens too, and a row says what it was for.
+_SCHEMA_V2 = """
+ALTER TABLE requests ADD COLUMN operation TEXT NOT NULL DEFAULT 'embed';
+ALTER TABLE requests ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
+"""
+
+
+def _migrate(db: sqlite3.Connection, found: int) -> None:
+    steps = [_SCHEMA_V1, _SCHEMA_V2]
+    for script in steps[found:]:
+        for statement in script.split(";"):
+            if statement.strip():
+                db.execute(statement)
+
+
+LEDGER_FILE = SqliteFile(
+    what="the usage ledger",
+    version=SCHEMA_VERSION,
+    migrate=_migrate,
+    fix_unwritable="check the folder is writable, or set the ledger_path option to another file",
+    fix_newer="upgrade engram, or move the file away to start a new ledger",
+    fix_broken="move it away and a new one is started",
+)
 
 
 def price_for(provider: str, model: str, override: float | None = None) -> float | None:
@@ -100,9 +125,11 @@ class UsageRow(BaseModel):
     day: str | None = None
     provider: str | None = None
     model: str | None = None
+    operation: str | None = None
     requests: int = 0
     errors: int = 0
     input_tokens: int = 0
+    output_tokens: int = 0
     cost_usd: float | None = None
     unpriced_requests: int = 0
     avg_latency_ms: float | None = None
@@ -126,45 +153,8 @@ class UsageLedger:
     def _connect(self) -> sqlite3.Connection:
         if self._db is not None and self._pid == os.getpid():
             return self._db
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(
-                self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-            )
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreError(
-                f"cannot open the usage ledger {self.path}: {exc}; check the folder is writable, "
-                "or set the embedder's ledger_path option to another file"
-            ) from None
-        try:
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise StoreError(
-                    f"the usage ledger {self.path} was written by a newer engram (schema "
-                    f"{version}); upgrade engram, or move the file away to start a new ledger"
-                )
-            db.execute("PRAGMA journal_mode=WAL")
-            if version < SCHEMA_VERSION:
-                db.execute("BEGIN IMMEDIATE")
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
-                db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            if db.in_transaction:
-                with contextlib.suppress(sqlite3.Error):
-                    db.execute("ROLLBACK")
-            db.close()
-            raise StoreError(
-                f"the usage ledger {self.path} is unreadable ({exc}); move it away and a new "
-                "one is started"
-            ) from None
-        except StoreError:
-            db.close()
-            raise
-        self._db, self._pid = db, os.getpid()
-        return db
+        self._db, self._pid = LEDGER_FILE.open(self.path, timeout=_BUSY_TIMEOUT_S), os.getpid()
+        return self._db
 
     def record(
         self,
@@ -177,8 +167,11 @@ class UsageLedger:
         error: str | None = None,
         *,
         at: float | None = None,
+        operation: str = "embed",
+        output_tokens: int = 0,
     ) -> None:
-        """Append one row; ``error`` is a short label (``HTTP 429``), never a server message."""
+        """Append one row; ``error`` is a short label (``HTTP 429``), never a server message.
+        ``operation`` says what the request was for: embed, extract, contradict, condense."""
         row = (
             time.time() if at is None else at,
             provider,
@@ -188,13 +181,16 @@ class UsageLedger:
             cost_usd,
             float(latency_ms),
             error,
+            operation,
+            int(output_tokens),
         )
         with self._lock:
             try:
                 db = self._connect()
                 db.execute(
                     "INSERT INTO requests (at, provider, model, input_tokens, requests, cost_usd, "
-                    "latency_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "latency_ms, error, operation, output_tokens) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     row,
                 )
             except (StoreError, sqlite3.Error) as exc:
@@ -222,6 +218,7 @@ class UsageLedger:
                     "COALESCE(SUM(requests), 0)",
                     "COALESCE(SUM(CASE WHEN error IS NULL THEN 0 ELSE requests END), 0)",
                     "COALESCE(SUM(input_tokens), 0)",
+                    "COALESCE(SUM(output_tokens), 0)",
                     "SUM(cost_usd)",
                     "COALESCE(SUM(CASE WHEN cost_usd IS NULL THEN requests ELSE 0 END), 0)",
                     "AVG(latency_ms)",
@@ -243,13 +240,14 @@ class UsageLedger:
         out = []
         for row in rows:
             named = dict(zip(keys, row[: len(keys)], strict=True))
-            requests, errors, tokens, cost, unpriced, latency = row[len(keys) :]
+            requests, errors, tokens, out_tokens, cost, unpriced, latency = row[len(keys) :]
             out.append(
                 UsageRow(
                     **named,
                     requests=requests,
                     errors=errors,
                     input_tokens=tokens,
+                    output_tokens=out_tokens,
                     cost_usd=cost,
                     unpriced_requests=unpriced,
                     avg_latency_ms=latency,
@@ -322,15 +320,27 @@ class MalformedResponse(Exception):
 
 T = TypeVar("T")
 
+EMBED_RETRY_HINT = "`engram index` embeds what is missing on its next run"
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    """What one request was billed: input tokens, and output tokens for chat models."""
+
+    input: int
+    output: int = 0
+
 
 @dataclass
 class Meter:
-    """Sends an embedder's requests through one retry policy and records every attempt.
+    """Sends an API client's requests through one retry policy and records every attempt.
 
     ``classify`` turns an SDK exception into a ``Failure``; ``MalformedResponse`` raised while
     parsing an answer is handled here (retried: it is the server's fault). ``secrets`` (API keys)
     are scrubbed from every message as a last line of defence. ``sleep`` and ``random`` are
-    injectable so tests can check the waits without waiting.
+    injectable so tests can check the waits without waiting. A request that fails for good
+    raises ``error`` (``EmbedderError`` for embedders) with a message that ends in
+    ``retry_hint`` when the API seems down.
     """
 
     provider: str
@@ -338,25 +348,35 @@ class Meter:
     classify: Callable[[Exception], Failure]
     ledger: UsageLedger | None = None
     price_per_million: float | None = None
+    output_price_per_million: float | None = None
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     secrets: Sequence[str] = ()
     sleep: Callable[[float], None] = time.sleep
     random: Callable[[], float] = random.random
+    error: type[EngramError] = EmbedderError
+    retry_hint: str = EMBED_RETRY_HINT
 
-    def call(self, request: Callable[[], tuple[T, int]], *, texts: int) -> T:
-        """Run ``request`` (which returns its answer and the input tokens billed) until it
-        succeeds, fails for good, or runs out of retries."""
+    def call(
+        self,
+        request: Callable[[], tuple[T, int | Tokens]],
+        *,
+        texts: int = 0,
+        operation: str = "embed",
+    ) -> T:
+        """Run ``request`` (which returns its answer and the tokens billed: an int of input
+        tokens, or ``Tokens``) until it succeeds, fails for good, or runs out of retries.
+        Every attempt is one ledger row for ``operation``."""
         retry = 0
         while True:
             started = time.perf_counter()
             try:
-                value, tokens = request()
+                value, billed = request()
             except Exception as exc:
                 failure = self._classify(exc)
-                self._record(0, started, failure.label)
+                self._record(Tokens(0), started, failure.label, operation)
                 wait = self._wait(failure, retry)
                 if wait is None:
-                    raise EmbedderError(self._final(failure, retry + 1, texts)) from None
+                    raise self.error(self._final(failure, retry + 1, texts)) from None
                 log.warning(
                     "%s/%s: %s; retrying in %.2f s (retry %d of %d)",
                     self.provider,
@@ -369,7 +389,8 @@ class Meter:
                 self.sleep(wait)
                 retry += 1
                 continue
-            self._record(tokens, started, None)
+            tokens = billed if isinstance(billed, Tokens) else Tokens(int(billed))
+            self._record(tokens, started, None, operation)
             return value
 
     def _classify(self, exc: Exception) -> Failure:
@@ -390,7 +411,8 @@ class Meter:
         who = f"{self.provider}/{self.model}"
         tried = f" after {attempts} attempts" if attempts > 1 else ""
         noun = "text" if texts == 1 else "texts"
-        message = f"{who} failed{tried} on {texts} {noun}: {failure.message}"
+        on = f" on {texts} {noun}" if texts else ""
+        message = f"{who} failed{tried}{on}: {failure.message}"
         after = failure.retry_after
         if failure.retryable and after is not None and after > self.policy.max_retry_after:
             message += (
@@ -398,10 +420,7 @@ class Meter:
                 f"({self.policy.max_retry_after:g} s)"
             )
         if failure.retryable:
-            message += (
-                "; the API seems unavailable: try again later (`engram index` embeds what is "
-                "missing on its next run)"
-            )
+            message += f"; the API seems unavailable: try again later ({self.retry_hint})"
         return self.scrub(message)
 
     def scrub(self, text: str) -> str:
@@ -411,14 +430,33 @@ class Meter:
                 text = text.replace(secret, "***")
         return text
 
-    def _record(self, tokens: int, started: float, error: str | None) -> None:
+    def _record(self, tokens: Tokens, started: float, error: str | None, operation: str) -> None:
         if self.ledger is None:
             return
-        price = self.price_per_million
-        cost = tokens * price / 1_000_000 if price is not None else None
         latency_ms = (time.perf_counter() - started) * 1000.0
         label = self.scrub(error) if error is not None else None
-        self.ledger.record(self.provider, self.model, tokens, 1, cost, latency_ms, label)
+        self.ledger.record(
+            self.provider,
+            self.model,
+            tokens.input,
+            1,
+            self.cost(tokens),
+            latency_ms,
+            label,
+            operation=operation,
+            output_tokens=tokens.output,
+        )
+
+    def cost(self, tokens: Tokens) -> float | None:
+        """Estimated USD for ``tokens``; unknown (None) when a needed price is unknown."""
+        if self.price_per_million is None:
+            return None
+        cost = tokens.input * self.price_per_million / 1_000_000
+        if tokens.output:
+            if self.output_price_per_million is None:
+                return None
+            cost += tokens.output * self.output_price_per_million / 1_000_000
+        return cost
 
 
 def parse_retry_after(headers: Callable[[str], str | None]) -> float | None:

@@ -1,4 +1,5 @@
-"""``engram usage``: what the API embedders sent and what it cost, from the usage ledger."""
+"""``engram usage``: what the API embedders and extractors sent and what it cost, from the usage
+ledger."""
 
 from __future__ import annotations
 
@@ -35,8 +36,9 @@ def usage_command(
         typer.Option(help="Only requests since a UTC date (2025-01-31) or an age (7d, 24h, 30m)."),
     ] = None,
     by: Annotated[
-        str, typer.Option(help="Group by any of day, provider, model (comma-separated).")
-    ] = "day,provider,model",
+        str,
+        typer.Option(help="Group by any of day, provider, model, operation (comma-separated)."),
+    ] = "day,provider,model,operation",
     ledger: Annotated[
         Path | None,
         typer.Option(
@@ -44,7 +46,8 @@ def usage_command(
         ),
     ] = None,
 ) -> None:
-    """API requests, tokens and estimated cost of the embedders, by day, provider and model."""
+    """API requests, tokens and estimated cost of embedders and extractors, by day, provider,
+    model and operation (embed, extract, contradict, condense)."""
     config = get_config(ctx)
     path = ledger.expanduser().resolve() if ledger else ledger_path(config)
     cutoff = parse_since(since)
@@ -59,7 +62,7 @@ def usage_command(
                     "ledger": str(path),
                     "since": cutoff,
                     "rows": [r.model_dump(exclude_none=False) for r in rows],
-                    "total": total.model_dump(exclude={"day", "provider", "model"}),
+                    "total": total.model_dump(exclude={"day", "provider", "model", "operation"}),
                 }
             )
         )
@@ -120,7 +123,8 @@ def _table(rows: list[UsageRow], total: UsageRow, groups: list[GroupBy]) -> Tabl
     numbers = [
         ("requests", str(total.requests)),
         ("errors", str(total.errors)),
-        ("tokens", f"{total.input_tokens:,}"),
+        ("tokens in", f"{total.input_tokens:,}"),
+        ("tokens out", f"{total.output_tokens:,}"),
         ("cost USD", _cost(total)),
         ("latency", _latency(total)),
     ]
@@ -132,6 +136,7 @@ def _table(rows: list[UsageRow], total: UsageRow, groups: list[GroupBy]) -> Tabl
             str(row.requests),
             str(row.errors),
             f"{row.input_tokens:,}",
+            f"{row.output_tokens:,}",
             _cost(row),
             _latency(row),
         )
