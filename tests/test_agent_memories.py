@@ -101,7 +101,7 @@ def test_empty_or_mistyped_memories_are_refused_with_a_fix(open_memory: MemoryFa
     memory = open_memory()
     with pytest.raises(InvalidMemory, match="give it some content"):
         memory.remember("  <private>only a secret</private>  ")
-    with pytest.raises(InvalidMemory, match="use one of preference, decision"):
+    with pytest.raises(InvalidMemory, match="use one of project-brief, architecture"):
         memory.remember("x", type="../../etc")  # type: ignore[arg-type]
     with pytest.raises(InvalidMemory, match="user, project"):
         memory.remember("x", scope="team")  # type: ignore[arg-type]

@@ -301,8 +301,18 @@ def test_extractor_from_the_plugin_finds_typed_memories(site: Path, tmp_path: Pa
     assert got["is_extractor"] is True
     assert got["name"] == "example-keywords"
     assert got["found"] == [
-        {"type": "preference", "content": "I prefer tabs over spaces.", "tags": ["example"]},
-        {"type": "decision", "content": "We decided to ship on Fridays.", "tags": ["example"]},
+        {
+            "type": "preference",
+            "content": "I prefer tabs over spaces.",
+            "tags": ["example"],
+            "importance": 1.0,
+        },
+        {
+            "type": "decision",
+            "content": "We decided to ship on Fridays.",
+            "tags": ["example"],
+            "importance": 1.0,
+        },
     ]
 
 

@@ -26,13 +26,14 @@ from pydantic_settings import (
 )
 
 from engram.errors import ConfigError
-from engram.models import FusionMethod, KeywordScale, SearchMode
+from engram.models import EXTRACTED_TYPES, FusionMethod, KeywordScale, MemoryType, SearchMode
 from engram.registry import Kind, Registry
 
 PROJECT_FILE = "engram.toml"
 SECRET_NAME = re.compile(r"key|secret|token|password|credential", re.IGNORECASE)
 DEFAULT_STORE = "sqlite"
 DEFAULT_EMBEDDER = "local"
+DEFAULT_EXTRACTOR = "rules"
 
 
 class _Section(BaseModel):
@@ -54,6 +55,12 @@ class StoreConfig(_PluginSection):
 
 class EmbedderConfig(_PluginSection):
     provider: str = DEFAULT_EMBEDDER
+
+
+class ExtractorConfig(_PluginSection):
+    """The extractor that turns conversations into memories and judges contradictions."""
+
+    provider: str = DEFAULT_EXTRACTOR
 
 
 class VaultConfig(_Section):
@@ -93,6 +100,9 @@ class SearchConfig(_Section):
     candidate_multiplier: int = Field(default=4, ge=1, le=50)
     rrf_k: int = Field(default=60, ge=1)
     searcher: str = "default"
+    # Recency as a search option: score * (1 - w) + w * exp(-decay * age_days); 0 turns it off.
+    recency_weight: float = Field(default=0.0, ge=0, le=1)
+    recency_decay: float = Field(default=0.1, ge=0)
 
 
 class CacheConfig(_Section):
@@ -101,9 +111,98 @@ class CacheConfig(_Section):
 
 
 class MemoryFolderConfig(_Section):
-    """Where agent memories (markdown files) are written; indexed with the vault."""
+    """Where memories live: the project's folder (written by default), the user's folder
+    (``scope = "user"``, shared by every project) and read-only external folders."""
 
     dir: Path = Path("memory")
+    # None: $XDG_DATA_HOME/engram/memory, i.e. ~/.local/share/engram/memory.
+    user_dir: Path | None = None
+    user_scope: bool = True
+    external_paths: list[Path] = Field(default_factory=list)
+
+
+STRUCTURAL_TYPES: tuple[MemoryType, ...] = (
+    "project-brief",
+    "architecture",
+    "tech-context",
+    "project-config",
+)
+
+
+class LifecycleConfig(_Section):
+    """Write-time dedup and contradiction, and aging (docs/memory-lifecycle.md)."""
+
+    neighbours: int = Field(default=25, ge=1, le=500)
+    duplicate_distance: float = Field(default=0.12, ge=0, le=2)
+    structural_duplicate_distance: float = Field(default=0.25, ge=0, le=2)
+    contradiction_distance: float = Field(default=0.5, ge=0, le=2)
+    structural_contradiction_distance: float = Field(default=0.75, ge=0, le=2)
+    structural_types: list[MemoryType] = Field(default_factory=lambda: list(STRUCTURAL_TYPES))
+    keep_session_summaries: int = Field(default=3, ge=0)
+    latest_progress_only: bool = True
+
+    @model_validator(mode="after")
+    def _duplicates_inside_candidates(self) -> LifecycleConfig:
+        pairs = (
+            ("duplicate_distance", "contradiction_distance"),
+            ("structural_duplicate_distance", "structural_contradiction_distance"),
+        )
+        for low, high in pairs:
+            if getattr(self, low) > getattr(self, high):
+                raise ValueError(f"{low} must not be larger than {high}")
+        return self
+
+    def duplicate_limit(self, type: str | None) -> float:
+        structural = type in self.structural_types
+        return self.structural_duplicate_distance if structural else self.duplicate_distance
+
+    def contradiction_limit(self, type: str | None) -> float:
+        structural = type in self.structural_types
+        return self.structural_contradiction_distance if structural else self.contradiction_distance
+
+
+DEFAULT_INIT_FILES = (
+    "README.md",
+    "README.rst",
+    "README.txt",
+    "README",
+    "AGENTS.md",
+    "CLAUDE.md",
+    "CONTRIBUTING.md",
+    "pyproject.toml",
+    "package.json",
+    "Cargo.toml",
+    "go.mod",
+    "pom.xml",
+    "build.gradle",
+    "Gemfile",
+    "composer.json",
+    "Makefile",
+    "docker-compose.yml",
+    "compose.yaml",
+    ".env.example",
+)
+
+
+class CaptureConfig(_Section):
+    """What capture extracts, from how much of a conversation, and how often."""
+
+    types: list[MemoryType] = Field(default_factory=lambda: list(EXTRACTED_TYPES))
+    normal_messages: int = Field(default=8, ge=1, le=1000)
+    normal_chars: int = Field(default=8_000, ge=200, le=1_000_000)
+    summary_messages: int = Field(default=20, ge=1, le=1000)
+    summary_chars: int = Field(default=4_000, ge=200, le=1_000_000)
+    init_chars: int = Field(default=7_000, ge=200, le=1_000_000)
+    init_files: list[str] = Field(default_factory=lambda: list(DEFAULT_INIT_FILES))
+    # A conversation shorter than this is not worth an extraction (seed: 2 messages, 100 chars;
+    # a summary needs 4 messages).
+    min_messages: int = Field(default=2, ge=1)
+    min_chars: int = Field(default=100, ge=0)
+    summary_min_messages: int = Field(default=4, ge=1)
+    # engram sessions --capture: a session is captured again only once it grew and this long
+    # after its last capture.
+    cooldown_seconds: float = Field(default=15.0, ge=0)
+    summaries: bool = True
 
 
 SessionAgent = Literal["opencode", "claude-code"]
@@ -143,6 +242,7 @@ class EngramConfig(BaseSettings):
     root: Path = Field(default_factory=Path.cwd, exclude=True)
     store: StoreConfig = Field(default_factory=StoreConfig)
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
+    extractor: ExtractorConfig = Field(default_factory=ExtractorConfig)
     vault: VaultConfig = Field(default_factory=VaultConfig)
     chunking: ChunkingConfig = Field(default_factory=ChunkingConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
@@ -150,6 +250,8 @@ class EngramConfig(BaseSettings):
     memory: MemoryFolderConfig = Field(default_factory=MemoryFolderConfig)
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     recall: RecallConfig = Field(default_factory=RecallConfig)
+    lifecycle: LifecycleConfig = Field(default_factory=LifecycleConfig)
+    capture: CaptureConfig = Field(default_factory=CaptureConfig)
 
     def resolve(self, path: Path | str) -> Path:
         """A configured path made absolute against the project root."""
@@ -220,7 +322,7 @@ def load_config(
     return config
 
 
-_PLUGIN_KEYS = {"store": "backend", "embedder": "provider"}
+_PLUGIN_KEYS = {"store": "backend", "embedder": "provider", "extractor": "provider"}
 
 
 def _merge_layer(base: dict[str, Any], layer: dict[str, Any]) -> dict[str, Any]:

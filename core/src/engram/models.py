@@ -93,22 +93,60 @@ class Message(BaseModel):
 
 
 MemoryType = Literal[
+    "project-brief",
+    "architecture",
+    "tech-context",
     "preference",
+    "learned-pattern",
+    "error-solution",
+    "project-config",
+    "progress",
+    "session-summary",
     "decision",
     "fact",
     "entity",
-    "error-solution",
-    "project-config",
-    "learned-pattern",
-    "session-summary",
     "note",
 ]
+ExtractionMode = Literal["normal", "summary", "init"]
+
+# What extractors look for by default (``[capture] types`` narrows it). ``fact``, ``entity`` and
+# ``note`` stay for memories written by hand or by an agent's memory_store call.
+EXTRACTED_TYPES: tuple[MemoryType, ...] = (
+    "project-brief",
+    "architecture",
+    "tech-context",
+    "preference",
+    "learned-pattern",
+    "error-solution",
+    "project-config",
+    "progress",
+    "session-summary",
+    "decision",
+)
 
 
 class ExtractedMemory(BaseModel):
-    """A typed memory an extractor found in a conversation."""
+    """A typed memory an extractor found in a conversation.
+
+    ``importance`` (default 1.0, 0 to 10) orders what ``engram prune`` removes first; extractors
+    may raise it for things a user stated firmly (a rule, a hard constraint).
+    """
 
     type: MemoryType
     content: str = Field(min_length=1)
     title: str | None = None
     tags: list[str] = Field(default_factory=list)
+    importance: float = Field(default=1.0, ge=0, le=10)
+
+
+class KnownMemory(BaseModel):
+    """A stored memory as a contradiction check or a condensation sees it: its id, type, text
+    and age. Built by core from the memory's markdown file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    type: str | None = None
+    title: str | None = None
+    content: str
+    created_at: str | None = None

@@ -14,9 +14,11 @@ from engram.models import (
     Chunk,
     Document,
     ExtractedMemory,
+    ExtractionMode,
     Hit,
     IndexIdentity,
     InputType,
+    KnownMemory,
     Message,
     SearchMode,
     SearchResult,
@@ -93,15 +95,52 @@ class Embedder(Protocol):
 
 @runtime_checkable
 class Extractor(Protocol):
-    """Finds typed memories (preferences, decisions, facts…) in a conversation."""
+    """Finds typed memories (preferences, decisions, error fixes…) in a conversation.
+
+    Contract (pinned down by ``engram.testing.ExtractorSuite``): ``normal`` mode returns any
+    number of typed facts; ``summary`` mode at most one ``session-summary``; ``init`` mode reads
+    project files (given as messages) and includes a ``project-brief`` when it finds one. An
+    extractor never raises for a model's or a server's failure: it returns ``[]`` (and says why
+    in ``last_error`` when it implements ``ReportsFailures``). Core strips ``<private>`` spans
+    and cuts the conversation to the mode's window before calling it.
+    """
 
     name: str
 
     def extract(
-        self,
-        messages: Sequence[Message],
-        mode: Literal["normal", "summary", "init"] = "normal",
+        self, messages: Sequence[Message], mode: ExtractionMode = "normal"
     ) -> list[ExtractedMemory]: ...
+
+
+@runtime_checkable
+class ChecksContradictions(Protocol):
+    """Optional for an extractor: which stored memories a new one makes stale.
+
+    ``candidates`` are live memories close to ``new`` (same scope); the answer is the ids of
+    those that ``new`` contradicts or replaces, ``[]`` when unsure (a wrong "stale" hides a true
+    memory from search, so when in doubt keep both). Ids not among the candidates are ignored.
+    An extractor without this check never supersedes anything.
+    """
+
+    def find_contradictions(
+        self, new: ExtractedMemory, candidates: Sequence[KnownMemory]
+    ) -> list[str]: ...
+
+
+@runtime_checkable
+class Condenses(Protocol):
+    """Optional for an extractor: old session summaries distilled into one ``learned-pattern``,
+    or ``None`` when there is nothing to learn (core then archives them)."""
+
+    def condense(self, summaries: Sequence[KnownMemory]) -> ExtractedMemory | None: ...
+
+
+@runtime_checkable
+class ReportsFailures(Protocol):
+    """Optional for an extractor: why its last call returned nothing (every provider failed,
+    malformed answers…), or ``None`` after a call that worked. Core shows it as a warning."""
+
+    last_error: str | None
 
 
 @runtime_checkable
