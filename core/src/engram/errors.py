@@ -64,3 +64,7 @@ class EmbedderError(EngramError):
 
 class StoreError(EngramError):
     """The store cannot be opened, read or written."""
+
+
+class ExtractorError(EngramError):
+    """An extractor's model could not be reached or answered something unusable."""
