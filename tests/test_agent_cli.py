@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -46,7 +47,10 @@ def test_remember_list_forget(project: Path, capsys: pytest.CaptureFixture[str])
     )
     assert code == 0
     stored = json.loads(out)
-    assert stored["path"] == "memory/preference/prefer-small-pull-requests.md"
+    # scope user: the user-wide folder ($XDG_DATA_HOME/engram/memory), shared by every project
+    user_dir = Path(os.environ["XDG_DATA_HOME"]) / "engram" / "memory"
+    assert Path(stored["path"]) == user_dir / "preference" / "prefer-small-pull-requests.md"
+    assert stored["scope"] == "user" and not (project / "memory").exists()
     code, out, _ = run(capsys, "list", "--type", "preference", "--json")
     assert code == 0 and [m["id"] for m in json.loads(out)] == [stored["id"]]
     code, out, _ = run(capsys, "search", "small pull requests", "--json")

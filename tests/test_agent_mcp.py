@@ -110,7 +110,7 @@ def test_errors_come_back_as_tool_errors_and_the_session_goes_on(
         ("memory_get", {"path": "/etc/passwd"}, "refused"),
         ("memory_get", {"path": "notes\\..\\..\\x.md"}, "refused"),
         ("memory_store", {"content": "<private>only secret</private>"}, "empty"),
-        ("memory_forget", {"id": "20240101-000000-abcdef"}, "no memory has id"),
+        ("memory_forget", {"id": "20240101-000000-abcdef"}, "no memory with id"),
         ("memory_list", {"since": "yesterday"}, "since"),
     ]
 

@@ -55,12 +55,17 @@ def test_remember_writes_frontmatter_in_a_type_folder_and_is_searchable_at_once(
 
 def test_same_title_twice_never_overwrites(tmp_path: Path, open_memory: MemoryFactory) -> None:
     memory = open_memory()
-    first = memory.remember("first version of the deploy rule", title="Deploy rule")
-    second = memory.remember("second version of the deploy rule", title="Deploy rule")
+    # Two different rules under one title (a near-duplicate would be merged instead).
+    first = memory.remember(
+        "Deploys need two approvals from the on-call team.", title="Deploy rule"
+    )
+    second = memory.remember(
+        "Rollbacks always go through the release channel.", title="Deploy rule"
+    )
     assert first.path == "memory/note/deploy-rule.md"
     assert second.path == "memory/note/deploy-rule-2.md"
-    assert "first version" in (tmp_path / first.path).read_text(encoding="utf-8")
-    assert "second version" in (tmp_path / second.path).read_text(encoding="utf-8")
+    assert "two approvals" in (tmp_path / first.path).read_text(encoding="utf-8")
+    assert "release channel" in (tmp_path / second.path).read_text(encoding="utf-8")
     leftovers = [p.name for p in (tmp_path / "memory" / "note").iterdir() if p.suffix != ".md"]
     assert leftovers == [], "a temp file was left behind"
 

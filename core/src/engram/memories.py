@@ -1,239 +1,71 @@
-"""Agent memories as markdown files: the files are the truth, the store is derived from them.
+"""Agent memories as markdown files: written with dedup and contradiction, superseded, aged,
+listed and forgotten. The files are the truth; the store is derived from them.
 
-A memory is ``<memory dir>/<type>/<slug>.md`` with YAML frontmatter (id, title, type, scope, tags,
-created_at, source). Files are written atomically (temp file, fsync, hard link to a fresh name),
-so a reader never sees half a memory and an existing file is never overwritten. Every path an
-agent hands in goes through ``check_path_syntax`` and ``resolve_inside`` first.
+A new memory is ``<memory folder>/<type>/<slug>.md`` in the folder of its scope (project or
+user; external folders are never written). Before it is written, the nearest live memories of
+its scope decide what happens (``engram.lifecycle.dedup``): a near-duplicate of the same type is
+updated in place instead, and memories the extractor calls stale are superseded. File formats
+and atomic writes live in ``engram.memory_files``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import os
-import re
-import secrets
-import tempfile
-import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Literal, get_args
-
-import yaml
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING, Any, get_args
 
 from engram.chunking import read_frontmatter
-from engram.errors import EngramError, UnsafePath
+from engram.errors import UnsafePath
 from engram.filters import parse_iso, to_utc
-from engram.ingest.sync import IndexReport, chunk_markdown_document, sync_files
-from engram.ingest.vault import ALWAYS_SKIPPED_DIRS, VaultFile, document_id_for
-from engram.models import MemoryType
+from engram.ingest.sync import IndexReport, sync_files
+from engram.ingest.vault import VaultFile, document_id_for
+from engram.lifecycle.aging import plan_aging
+from engram.lifecycle.dedup import WritePlan, document_path, find_neighbours, plan_write
+from engram.memory_files import (
+    MEMORY_ID,
+    InvalidMemory,
+    MemoryInfo,
+    MemoryNotFound,
+    StoredMemory,
+    check_path_syntax,
+    clean_tags,
+    default_title,
+    info_from,
+    memory_files,
+    new_memory_id,
+    read_info,
+    render,
+    replace_file,
+    slugify,
+    with_frontmatter,
+    write_new_file,
+)
+from engram.models import ExtractedMemory, KnownMemory, MemoryType
 from engram.redact import strip_private
+from engram.scopes import SCOPES, MemoryFolder, Scope, check_writable, folder_of, writable_folder
 
 if TYPE_CHECKING:
     from engram.memory import Memory
 
-Scope = Literal["user", "project"]
-SCOPES: tuple[str, ...] = get_args(Scope)
 MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
-MEMORY_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
-MAX_SLUG = 60
 MAX_MEMORY_BYTES = 1_000_000
-TEMP_PREFIX = ".engram-"
-TEMP_SUFFIX = ".tmp"
-# Names Windows refuses as files whatever the extension: a memory folder may be synced there.
-_RESERVED = frozenset(
-    {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10)}
-)
-_DRIVE = re.compile(r"^[A-Za-z]:")
+
+__all__ = [
+    "MEMORY_ID",
+    "InvalidMemory",
+    "MemoryInfo",
+    "MemoryNotFound",
+    "Scope",
+    "StoredMemory",
+    "forget",
+    "list_memories",
+    "remember",
+]
 
 
-class MemoryNotFound(EngramError):
-    """No memory has the id or path that was asked for."""
-
-
-class InvalidMemory(EngramError):
-    """A memory cannot be written as asked (nothing left after redaction, bad tag, bad name)."""
-
-
-class MemoryInfo(BaseModel):
-    """What ``list`` shows of a memory file (its frontmatter plus where it is)."""
-
-    id: str | None = None
-    path: str
-    title: str
-    type: str | None = None
-    scope: str | None = None
-    tags: list[str] = Field(default_factory=list)
-    created_at: str | None = None
-    source: str | None = None
-
-
-class StoredMemory(MemoryInfo):
-    """A memory just written, how many chunks indexing it produced, and any warning (an
-    embedder that failed leaves the memory searchable by keyword only until the next index)."""
-
-    id: str
-    chunks: int = 0
-    warnings: list[str] = Field(default_factory=list)
-
-
-# --------------------------------------------------------------------------- paths
-
-
-def check_path_syntax(raw: str) -> None:
-    """Refuse path forms that have no business in a tool call, before touching the disk."""
-    if "\x00" in raw:
-        raise UnsafePath("the path contains a NUL byte; refused. Pass a path from search results")
-    if not raw.strip():
-        raise UnsafePath("the path is empty; pass a path from search results")
-    if "\\" in raw or _DRIVE.match(raw):
-        raise UnsafePath(
-            f"{raw!r} uses Windows separators or a drive letter; refused. Use forward slashes "
-            "and a path relative to the project, as search results show it"
-        )
-    if ".." in PurePosixPath(raw).parts:
-        raise UnsafePath(
-            f"{raw!r} contains '..'; refused. Use a path inside the memory folders, as search "
-            "results show it"
-        )
-
-
-def resolve_inside(raw: str, base: Path, allowed: Sequence[Path], *, what: str) -> Path:
-    """``raw`` (relative to ``base``, or absolute) resolved through symlinks; ``UnsafePath``
-    unless the real location is inside one of ``allowed`` (resolved folders)."""
-    check_path_syntax(raw)
-    candidate = Path(raw)
-    if not candidate.is_absolute():
-        candidate = base / candidate
-    resolved = candidate.resolve()
-    if not any(resolved == root or resolved.is_relative_to(root) for root in allowed):
-        where = ", ".join(str(r) for r in allowed)
-        raise UnsafePath(f"{raw} is outside the {what} ({where}); refused")
-    return resolved
-
-
-# --------------------------------------------------------------------------- writing
-
-
-def new_memory_id(now: datetime) -> str:
-    """Sortable by creation time, unique enough for one person's memories."""
-    return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
-
-
-def slugify(text: str) -> str:
-    """A portable file name stem: ascii letters, digits and dashes, at most ``MAX_SLUG`` long."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
-    if len(slug) > MAX_SLUG:
-        cut = slug[: MAX_SLUG + 1]
-        slug = cut[: cut.rfind("-")] if "-" in cut[MAX_SLUG // 2 :] else cut[:MAX_SLUG]
-    slug = slug.strip("-") or "memory"
-    return f"{slug}-memory" if slug in _RESERVED else slug
-
-
-def default_title(content: str) -> str:
-    """The first line with words, shortened: what a memory without a title is called."""
-    for line in content.splitlines():
-        words = " ".join(line.strip().lstrip("#>-*").split())
-        if words:
-            return words if len(words) <= 80 else words[:79].rstrip() + "…"
-    return "memory"
-
-
-def clean_tags(tags: Iterable[str]) -> list[str]:
-    """Tags without private spans, surrounding space or duplicates; one line each."""
-    out: list[str] = []
-    for raw in tags:
-        tag = " ".join(strip_private(raw).split())
-        if not tag:
-            continue
-        if len(tag) > 64:
-            raise InvalidMemory(f"tag {tag[:20]!r}… is longer than 64 characters; shorten it")
-        if tag not in out:
-            out.append(tag)
-    return out
-
-
-def render(
-    *,
-    memory_id: str,
-    title: str,
-    type: str,
-    scope: str,
-    tags: list[str],
-    created_at: str,
-    source: str,
-    content: str,
-) -> str:
-    """The markdown of a memory: frontmatter, a heading (so the title is searchable, unless the
-    text already starts with it), the text."""
-    frontmatter = {
-        "id": memory_id,
-        "title": title,
-        "type": type,
-        "scope": scope,
-        "tags": tags,
-        "created_at": created_at,
-        "source": source,
-    }
-    head = yaml.safe_dump(frontmatter, sort_keys=False, allow_unicode=True, width=1000)
-    body = content.strip()
-    if default_title(body) != title:
-        body = f"# {title}\n\n{body}"
-    return f"---\n{head}---\n{body}\n"
-
-
-def write_new_file(folder: Path, stem: str, text: str) -> Path:
-    """Write ``text`` to ``folder/stem.md`` (or ``stem-2.md``, ``stem-3.md`` … if taken).
-
-    The bytes go to a temp file first and are fsynced; the final name is then created by a hard
-    link, which fails rather than replace an existing file. A crash leaves at most a hidden
-    ``.engram-*.tmp`` file behind, never a partial memory.
-    """
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        for n in range(1, 10_000):
-            target = folder / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
-            if _claim(tmp, target):
-                _fsync_dir(folder)
-                return target
-        raise InvalidMemory(f"{folder} already holds 9999 memories named {stem!r}; pick a title")
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-
-
-def _claim(tmp: Path, target: Path) -> bool:
-    """Give ``tmp``'s content the name ``target`` unless that name exists (link or rename)."""
-    try:
-        os.link(tmp, target)
-        return True
-    except FileExistsError:
-        return False
-    except OSError:
-        # No hard links here (some network or FAT file systems): fall back to check-and-rename.
-        if target.exists() or target.is_symlink():
-            return False
-        os.replace(tmp, target)
-        return True
-
-
-def _fsync_dir(folder: Path) -> None:
-    if os.name != "posix":
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _now(now: datetime | None) -> datetime:
+    return (now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
 
 
 def target_folder(memory_dir: Path, type: str, path: str | None) -> tuple[Path, str | None]:
@@ -259,6 +91,9 @@ def target_folder(memory_dir: Path, type: str, path: str | None) -> tuple[Path, 
     return folder, stem
 
 
+# --------------------------------------------------------------------------- remember
+
+
 def remember(
     memory: Memory,
     content: str,
@@ -269,100 +104,273 @@ def remember(
     tags: Sequence[str] = (),
     source: str = "agent",
     path: str | None = None,
+    importance: float = 1.0,
     now: datetime | None = None,
 ) -> StoredMemory:
-    """Write a memory file (private spans removed first) and index it at once."""
+    """Write a memory (private spans removed first), or merge it into a near-duplicate; then
+    supersede what it makes stale, age its kind, and index what changed."""
     if type not in MEMORY_TYPES:
         raise InvalidMemory(f"unknown memory type {type!r}; use one of {', '.join(MEMORY_TYPES)}")
     if scope not in SCOPES:
         raise InvalidMemory(f"unknown scope {scope!r}; use one of {', '.join(SCOPES)}")
+    if not 0 <= importance <= 10:
+        raise InvalidMemory(f"importance must be between 0 and 10, got {importance}")
     text = strip_private(content).strip()
     if not text:
         raise InvalidMemory(
             "the memory is empty (after removing <private> spans); give it some content"
         )
-    clean_title = " ".join(strip_private(title or "").split()) or default_title(text)
-    clean_source = " ".join(strip_private(source).split()) or "agent"
-    tag_list = clean_tags(tags)
-    created = (now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
-    memory_dir = memory.memory_dir
-    folder, stem = target_folder(memory_dir, type, path)
-    memory_id = new_memory_id(created)
-    markdown = render(
-        memory_id=memory_id,
-        title=clean_title,
+    new = ExtractedMemory(
         type=type,
-        scope=scope,
-        tags=tag_list,
-        created_at=created.isoformat(),
-        source=clean_source,
         content=text,
+        title=" ".join(strip_private(title or "").split()) or default_title(text),
+        tags=clean_tags(tags),
+        importance=importance,
     )
+    clean_source = " ".join(strip_private(source).split()) or "agent"
+    created = _now(now)
+    folder = writable_folder(memory.folders, scope)
+    target_dir, stem = target_folder(folder.path, type, path)
     memory.check_identity(writing=True)
-    written = write_new_file(folder, stem or slugify(clean_title), markdown)
-    report = _index_one(memory, written)
-    return StoredMemory(
-        id=memory_id,
-        path=document_id_for(written, memory.config.root),
-        title=clean_title,
-        type=type,
-        scope=scope,
-        tags=tag_list,
-        created_at=created.isoformat(),
-        source=clean_source,
-        chunks=report.chunks_written,
-        warnings=report.warnings,
+    frontmatter: dict[str, Any] = {
+        "id": new_memory_id(created),
+        "title": new.title,
+        "type": type,
+        "scope": scope,
+        "tags": new.tags,
+        "created_at": created.isoformat(),
+        "source": clean_source,
+        "project": memory.config.root.name,
+        "importance": importance,
+    }
+    plan = _plan(memory, new, folder, render(frontmatter, new.title or "", text))
+    if plan.duplicate is not None:
+        stored = _merge(memory, plan.duplicate.document_id, new, created)
+    else:
+        if plan.stale:
+            frontmatter["supersedes"] = [n.id for n in plan.stale]
+        written = write_new_file(
+            target_dir, stem or slugify(new.title or ""), render(frontmatter, new.title or "", text)
+        )
+        stored = StoredMemory(**read_info(written, memory.config.root).model_dump())
+    stored.warnings.extend(plan.warnings)
+    report = index_documents(memory, [stored.path])
+    stored.chunks = report.chunks_written
+    stored.warnings.extend(report.warnings)
+    stale = [n.document_id for n in plan.stale]
+    if stale:
+        stored.superseded = [n.id for n in plan.stale]
+        _mark(memory, stale, {"status": "superseded", "superseded_by": stored.id}, created)
+        stored.warnings.extend(index_documents(memory, stale).warnings)
+    if type in ("progress", "session-summary"):
+        stored.warnings.extend(age(memory, now=created).warnings)
+    return stored
+
+
+def _plan(memory: Memory, new: ExtractedMemory, folder: MemoryFolder, markdown: str) -> WritePlan:
+    """Dedup and contradiction for ``new``; an embedder that fails means neither (a warning)."""
+    if "vector" not in memory.store.capabilities:
+        return WritePlan()
+    chunks, _ = memory.make_chunks("new-memory.md", markdown, "")
+    if not chunks:
+        return WritePlan()
+    try:
+        vector = memory.embedder.embed([chunks[0].text], input_type="document")[0]
+    except Exception as exc:  # the embedder is someone else's code, maybe over a network
+        return WritePlan(
+            warnings=[
+                f"embedder failed ({type(exc).__name__}: {exc}); the memory was written without "
+                "checking for duplicates or contradictions"
+            ]
+        )
+    neighbours = find_neighbours(
+        memory.store,
+        vector,
+        folder.scope,
+        memory.config.lifecycle.neighbours,
+        lambda doc_id: read_known(memory, doc_id),
+    )
+    return plan_write(new, neighbours, memory.config.lifecycle, memory.extractor)
+
+
+def _merge(memory: Memory, document_id: str, new: ExtractedMemory, now: datetime) -> StoredMemory:
+    """Update a near-duplicate in place with the newer wording: same id, file and creation
+    time; tags joined; importance the higher of the two; ``updated_at`` and ``revisions``."""
+    path = _writable_path(memory, document_id)
+    old: dict[str, Any] = dict(
+        read_frontmatter(path.read_text(encoding="utf-8", errors="replace")).metadata
+    )
+    old_tags = old.get("tags")
+    tags = clean_tags(
+        [*(str(t) for t in old_tags if t), *new.tags] if isinstance(old_tags, list) else new.tags
+    )
+    importance = max(read_info(path, memory.config.root).importance, new.importance)
+    revisions = old.get("revisions")
+    meta = dict(old)
+    meta.update(
+        title=new.title,
+        tags=tags,
+        importance=importance,
+        updated_at=now.isoformat(),
+        revisions=(revisions if isinstance(revisions, int) else 0) + 1,
+    )
+    replace_file(path, render(meta, new.title or "", new.content))
+    stored = StoredMemory(**read_info(path, memory.config.root).model_dump())
+    stored.action = "updated"
+    return stored
+
+
+def supersede(
+    memory: Memory, document_ids: Sequence[str], by_id: str, now: datetime | None = None
+) -> IndexReport:
+    """Mark memories superseded by ``by_id`` (kept on disk as history) and re-index them."""
+    _mark(memory, document_ids, {"status": "superseded", "superseded_by": by_id}, _now(now))
+    return index_documents(memory, document_ids)
+
+
+def _mark(
+    memory: Memory, document_ids: Sequence[str], changes: dict[str, Any], now: datetime
+) -> None:
+    """Set frontmatter ``changes`` on memories (superseded or archived), with the time."""
+    stamp = "superseded_at" if changes.get("status") == "superseded" else "archived_at"
+    for doc_id in document_ids:
+        path = _writable_path(memory, doc_id)
+        text = path.read_text(encoding="utf-8")
+        replace_file(path, with_frontmatter(text, {**changes, stamp: now.isoformat()}))
+
+
+def _writable_path(memory: Memory, document_id: str) -> Path:
+    path = document_path(document_id, memory.config.root).resolve()
+    check_writable(memory.folders, path, document_id)
+    if not path.is_file():
+        raise MemoryNotFound(
+            f"{document_id} is gone; run `engram index` to bring the index up to date"
+        )
+    return path
+
+
+def read_known(memory: Memory, document_id: str) -> KnownMemory | None:
+    """A stored memory as a contradiction check sees it (None when the file is gone)."""
+    path = document_path(document_id, memory.config.root)
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    fm = read_frontmatter(text)
+    info = info_from(fm.metadata, path, memory.config.root)
+    if info.id is None:
+        return None
+    return KnownMemory(
+        id=info.id,
+        type=info.type,
+        title=info.title,
+        content=strip_private(fm.body).strip(),
+        created_at=info.created_at,
     )
 
 
-def _index_one(memory: Memory, path: Path) -> IndexReport:
-    """Index one new memory file, recorded under the memory folder as its root."""
-    file = VaultFile(path, memory.memory_dir, document_id_for(path, memory.config.root))
+def index_documents(memory: Memory, document_ids: Sequence[str]) -> IndexReport:
+    """Index (again) the given memory files, each under its memory folder as root."""
+    root = memory.config.root
+    files = []
+    for doc_id in dict.fromkeys(document_ids):
+        path = document_path(doc_id, root).resolve()
+        folder = folder_of(memory.folders, path)
+        files.append(VaultFile(path, folder.path if folder else path.parent, doc_id))
     return sync_files(
-        [file],
-        [path],
+        files,
+        [f.path for f in files],
         memory.store,
         memory.embedder,
-        functools.partial(chunk_markdown_document, memory.chunker),
+        memory.make_chunks,
         max_file_bytes=max(memory.config.vault.max_file_bytes, MAX_MEMORY_BYTES),
     )
 
 
+# --------------------------------------------------------------------------- aging
+
+
+class AgingReport(IndexReport):
+    """What ``engram age`` did (or would do): memories superseded, condensed, archived."""
+
+    superseded: list[str] = []
+    condensed: list[str] = []
+    archived: list[str] = []
+    learned: list[str] = []
+
+
+def age(memory: Memory, *, dry_run: bool = False, now: datetime | None = None) -> AgingReport:
+    """Apply the aging rules to every writable memory folder."""
+    when = _now(now)
+    report = AgingReport(dry_run=dry_run)
+    for folder in (f for f in memory.folders if f.writable):
+        infos = [read_info(p, memory.config.root) for p in memory_files(folder.path)]
+        plan = plan_aging(infos, memory.config.lifecycle)
+        changed: list[str] = []
+        for old, newer in plan.superseded:
+            report.superseded.append(old.path)
+            if not dry_run:
+                _mark(memory, [old.path], {"status": "superseded", "superseded_by": newer.id}, when)
+                changed.append(old.path)
+        for group in plan.condense:
+            changed.extend(_condense(memory, folder, group, report, dry_run, when))
+        if changed:
+            _add(report, index_documents(memory, changed))
+    return report
+
+
+def _condense(
+    memory: Memory,
+    folder: MemoryFolder,
+    group: list[MemoryInfo],
+    report: AgingReport,
+    dry_run: bool,
+    when: datetime,
+) -> list[str]:
+    """Condense old session summaries into a learned pattern, or archive them."""
+    from engram.protocols import Condenses
+
+    extractor = memory.extractor
+    learned = None
+    if isinstance(extractor, Condenses) and not dry_run:
+        known = [k for k in (read_known(memory, m.path) for m in group) if k is not None]
+        try:
+            learned = extractor.condense(known)
+        except Exception as exc:  # someone else's code: archive instead of failing the write
+            report.warnings.append(f"condensing session summaries failed ({exc}); archived them")
+    paths = [m.path for m in group]
+    if dry_run:
+        report.condensed.extend(paths)
+        return []
+    if learned is not None:
+        stored = remember(
+            memory,
+            learned.content,
+            title=learned.title,
+            type="learned-pattern",
+            scope="user" if folder.scope == "user" else "project",
+            tags=learned.tags,
+            source="condense",
+            importance=learned.importance,
+            now=when,
+        )
+        report.learned.append(stored.path)
+        report.condensed.extend(paths)
+        _mark(memory, paths, {"status": "superseded", "superseded_by": stored.id}, when)
+    else:
+        report.archived.extend(paths)
+        _mark(memory, paths, {"status": "archived"}, when)
+    return paths
+
+
+def _add(report: IndexReport, other: IndexReport) -> None:
+    report.chunks_written += other.chunks_written
+    report.chunks_deleted += other.chunks_deleted
+    report.texts_embedded += other.texts_embedded
+    report.warnings.extend(other.warnings)
+
+
 # --------------------------------------------------------------------------- reading
-
-
-def memory_files(memory_dir: Path) -> Iterator[Path]:
-    """Markdown files of the memory folder (hidden and tool folders and temp files skipped)."""
-    if not memory_dir.is_dir():
-        return
-    for folder, dirs, files in os.walk(memory_dir):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ALWAYS_SKIPPED_DIRS)
-        for name in sorted(files):
-            if name.endswith((".md", ".markdown")) and not name.startswith("."):
-                path = Path(folder) / name
-                if path.resolve().is_relative_to(memory_dir):
-                    yield path
-
-
-def read_info(path: Path, project_root: Path) -> MemoryInfo:
-    """A memory file's frontmatter as ``MemoryInfo`` (unreadable YAML gives bare metadata)."""
-    text = path.read_text(encoding="utf-8", errors="replace")
-    meta = read_frontmatter(text).metadata
-    tags = meta.get("tags")
-    return MemoryInfo(
-        id=_opt_str(meta.get("id")),
-        path=document_id_for(path, project_root),
-        title=_opt_str(meta.get("title")) or path.stem,
-        type=_opt_str(meta.get("type")),
-        scope=_opt_str(meta.get("scope")),
-        tags=[str(t) for t in tags] if isinstance(tags, list) else [],
-        created_at=_opt_str(meta.get("created_at")),
-        source=_opt_str(meta.get("source")),
-    )
-
-
-def _opt_str(value: object) -> str | None:
-    return None if value is None else str(value)
 
 
 def list_memories(
@@ -374,13 +382,16 @@ def list_memories(
     since: date | datetime | str | None = None,
     until: date | datetime | str | None = None,
     limit: int | None = None,
+    include_superseded: bool = False,
 ) -> list[MemoryInfo]:
-    """Memories matching every filter given, newest first (``until`` is inclusive)."""
+    """Memories of every folder matching every filter given, newest first (``until`` is
+    inclusive); superseded and archived ones only when asked for."""
     low = _as_bound(since, "since")
     high = _as_bound(until, "until")
     found: list[tuple[datetime | None, MemoryInfo]] = []
-    for path in memory_files(memory.memory_dir):
-        info = read_info(path, memory.config.root)
+    for info in all_memories(memory):
+        if not include_superseded and not info.live:
+            continue
         if type is not None and info.type != type:
             continue
         if scope is not None and info.scope != scope:
@@ -401,6 +412,16 @@ def list_memories(
     return infos[:limit] if limit is not None else infos
 
 
+def all_memories(memory: Memory) -> list[MemoryInfo]:
+    """Every memory file of every folder, its ``scope`` the folder's (the folder is the truth)."""
+    out = []
+    for folder in memory.folders:
+        for path in memory_files(folder.path):
+            info = read_info(path, memory.config.root)
+            out.append(info.model_copy(update={"scope": folder.scope}))
+    return out
+
+
 def _as_bound(value: date | datetime | str | None, name: str) -> datetime | None:
     if value is None:
         return None
@@ -414,47 +435,58 @@ def _as_bound(value: date | datetime | str | None, name: str) -> datetime | None
     return to_utc(value)
 
 
-# --------------------------------------------------------------------------- forgetting
+# --------------------------------------------------------------------------- finding, forgetting
 
 
 def find(memory: Memory, id_or_path: str) -> list[Path]:
     """Files of the memory named by id, or by path (as search results show it, or relative to
-    the memory folder). Paths outside the memory folder are refused."""
-    memory_dir = memory.memory_dir
+    the project memory folder). Paths outside every memory folder are refused."""
+    roots = [f.path for f in memory.folders]
+    check_path_syntax(id_or_path)
     if MEMORY_ID.match(id_or_path):
         matches = [
-            p for p in memory_files(memory_dir) if read_info(p, memory.config.root).id == id_or_path
+            p
+            for root in roots
+            for p in memory_files(root)
+            if read_info(p, memory.config.root).id == id_or_path
         ]
         if not matches:
             raise MemoryNotFound(
-                f"no memory has id {id_or_path}; `engram list` (or memory_list) shows the ids"
+                f"no memory with id {id_or_path}; `engram list` (or memory_list) shows the ids"
             )
         return matches
-    check_path_syntax(id_or_path)
+    if "/" not in id_or_path and not id_or_path.endswith((".md", ".markdown")):
+        raise MemoryNotFound(
+            f"no memory with id {id_or_path}; ids look like 20250131-120000-abc123 "
+            "(`engram list` shows them), or pass the memory's path"
+        )
     raw = Path(id_or_path)
-    for base in (memory.config.root, memory_dir):
+    for base in (memory.config.root, roots[0]):
         target = (raw if raw.is_absolute() else base / raw).resolve()
-        if _inside(target, memory_dir) and target.is_file():
+        if folder_of(memory.folders, target) is not None and target.is_file():
             if not target.name.endswith((".md", ".markdown")):
                 raise UnsafePath(f"{id_or_path} is not a markdown memory; refused")
             return [target]
-    # Nothing found: say why (outside the folder is refused, inside is simply missing).
-    resolve_inside(id_or_path, memory.config.root, [memory_dir], what="memory folder")
-    raise MemoryNotFound(
-        f"no memory file {id_or_path} in {memory_dir}; `engram list` shows the memories"
-    )
-
-
-def _inside(resolved: Path, folder: Path) -> bool:
-    return resolved == folder or resolved.is_relative_to(folder)
+    target = (raw if raw.is_absolute() else memory.config.root / raw).resolve()
+    if folder_of(memory.folders, target) is None:
+        where = ", ".join(str(r) for r in roots)
+        raise UnsafePath(f"{id_or_path} is outside the memory folders ({where}); refused")
+    raise MemoryNotFound(f"no memory file {id_or_path}; `engram list` shows the memories")
 
 
 def forget(memory: Memory, id_or_path: str) -> list[str]:
-    """Remove the memory's file(s) and every chunk of them; returns the paths removed."""
+    """Remove the memory's file(s) and every chunk of them; returns the paths removed.
+    Memories in an external folder are refused (engram only reads those)."""
+    paths = find(memory, id_or_path)
+    for path in paths:
+        check_writable(memory.folders, path.resolve(), id_or_path)
     removed: list[str] = []
-    for path in find(memory, id_or_path):
+    for path in paths:
         doc_id = document_id_for(path, memory.config.root)
+        info = read_info(path, memory.config.root)
         path.unlink()
         memory.store.delete_documents([doc_id])
+        if info.id:
+            memory.forget_access(path, [info.id])
         removed.append(doc_id)
     return removed

@@ -4,7 +4,8 @@ offers what users and agents do: index, search, get, rebuild, stats.
 
 from __future__ import annotations
 
-import functools
+import logging
+import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -18,19 +19,32 @@ from engram.cache import CachedEmbedder, EmbeddingCache
 from engram.chunking import make_chunker
 from engram.config import EngramConfig, load_config, plugin_options
 from engram.errors import ConfigError, IdentityMismatch, UnsafePath
-from engram.filters import Filter
-from engram.ingest.sync import IndexReport, Progress, chunk_markdown_document, sync_files
+from engram.filters import And, Filter, Ne, matches
+from engram.ingest.memory_chunks import MakeChunks, scoped_chunks
+from engram.ingest.sync import IndexReport, Progress, sync_files
 from engram.ingest.vault import discover
-from engram.models import IndexIdentity, SearchMode, SearchResult
+from engram.lifecycle.access import AccessLog
+from engram.models import IndexIdentity, Message, SearchMode, SearchResult
 from engram.plugins import build_registry, get_plugin_manager
-from engram.protocols import Embedder, Searcher, Store, embedder_identity
+from engram.protocols import Embedder, Extractor, Searcher, Store, embedder_identity
 from engram.redact import strip_private
 from engram.registry import Registry
+from engram.scopes import MemoryFolder, folder_of, memory_folders
+from engram.search import apply_recency
 
 if TYPE_CHECKING:
-    from engram.memories import MemoryInfo, Scope, StoredMemory
+    from engram.capture import CaptureReport, SessionCaptureReport
+    from engram.lifecycle.history import History
+    from engram.lifecycle.prune import PruneReport
+    from engram.memories import AgingReport
+    from engram.memory_files import MemoryInfo, StoredMemory
     from engram.models import MemoryType
     from engram.recall import Recall
+    from engram.scopes import Scope
+
+log = logging.getLogger(__name__)
+# Search results that are memory history (superseded or archived) unless asked for.
+LIVE_ONLY = Ne(field="live", value=False)
 
 
 class Excerpt(BaseModel):
@@ -60,6 +74,11 @@ class Memory:
         self.embedder = embedder
         self.searcher = searcher
         self.chunker = make_chunker(config.chunking)
+        self.folders: list[MemoryFolder] = memory_folders(config)
+        self.make_chunks: MakeChunks = scoped_chunks(self.chunker, self.folders, config.root)
+        self._extractor: Extractor | None = None
+        self._extractor_error: str | None = None
+        self._access: dict[Path, AccessLog] = {}
 
     @classmethod
     def open(
@@ -88,10 +107,13 @@ class Memory:
         self.store.close()
         if self.embedder.cache is not None:
             self.embedder.cache.close()
-        # API embedders hold HTTP clients and a usage ledger.
-        close_embedder = getattr(self.embedder.inner, "close", None)
-        if callable(close_embedder):
-            close_embedder()
+        # API embedders and extractors hold HTTP clients and a usage ledger.
+        for part in (self.embedder.inner, self._extractor):
+            close_part = getattr(part, "close", None)
+            if callable(close_part):
+                close_part()
+        for log_file in self._access.values():
+            log_file.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -130,26 +152,56 @@ class Memory:
             f"or set the embedder/chunking back to what the store was built with"
         )
 
-    # -- indexing ------------------------------------------------------------------------------
+    # -- folders and parts ---------------------------------------------------------------------
     @property
     def memory_dir(self) -> Path:
-        """The folder agent memories are written to (``[memory] dir``), resolved."""
-        return self.config.resolve(self.config.memory.dir).resolve()
+        """The project's memory folder (``[memory] dir``), resolved: where memories go."""
+        return self.folders[0].path
+
+    @property
+    def extractor(self) -> Extractor | None:
+        """The configured extractor, built on first use; None (with ``extractor_error`` saying
+        why) when it cannot be built, so a memory write never fails for want of one."""
+        if self._extractor is None and self._extractor_error is None:
+            try:
+                self._extractor = build_part(self.config, self.registry, "extractor")
+            except Exception as exc:
+                self._extractor_error = f"{type(exc).__name__}: {exc}"
+                log.warning("extractor %s unavailable: %s", self.config.extractor.provider, exc)
+        return self._extractor
+
+    def require_extractor(self) -> Extractor:
+        """The extractor, or the error that says why it cannot be built (for capture)."""
+        extractor = self.extractor
+        if extractor is None:
+            raise ConfigError(
+                f"the extractor {self.config.extractor.provider!r} cannot be used "
+                f"({self._extractor_error}); fix [extractor] in engram.toml, or use "
+                'provider = "rules" (offline)'
+            )
+        return extractor
+
+    def access_log(self, folder: MemoryFolder) -> AccessLog:
+        if folder.path not in self._access:
+            self._access[folder.path] = AccessLog(folder.path)
+        return self._access[folder.path]
 
     def default_roots(self) -> list[Path]:
-        """What ``index()`` reads by default: the vault, plus the memory folder once it exists
-        (named on its own so hidden or git-ignored memory folders are still indexed)."""
+        """What ``index()`` reads by default: the vault, plus every memory folder that exists
+        (named on its own so hidden, git-ignored or outside memory folders are still indexed)."""
         roots = [self.config.resolve(p).resolve() for p in self.config.vault.paths]
-        if self.memory_dir.is_dir() and self.memory_dir not in roots:
-            roots.append(self.memory_dir)
+        for folder in self.folders:
+            if folder.path.is_dir() and folder.path not in roots:
+                roots.append(folder.path)
         return roots
 
     def vault_roots(self) -> list[Path]:
-        """Configured vault folders, the memory folder and every root something was indexed
+        """Configured vault folders, the memory folders and every root something was indexed
         from."""
         roots = [self.config.resolve(p).resolve() for p in self.config.vault.paths]
-        if self.memory_dir not in roots:
-            roots.append(self.memory_dir)
+        for folder in self.folders:
+            if folder.path not in roots:
+                roots.append(folder.path)
         for doc in self.store.list_documents().values():
             root = doc.metadata.get("root")
             if isinstance(root, str) and Path(root) not in roots:
@@ -180,7 +232,7 @@ class Memory:
             roots,
             self.store,
             self.embedder,
-            functools.partial(chunk_markdown_document, self.chunker),
+            self.make_chunks,
             max_file_bytes=vault.max_file_bytes,
             dry_run=dry_run,
             progress=progress,
@@ -216,12 +268,22 @@ class Memory:
         tags: Sequence[str] = (),
         source: str = "agent",
         path: str | None = None,
+        importance: float = 1.0,
     ) -> StoredMemory:
-        """Write a memory as a markdown file (atomically, private spans removed), index it."""
+        """Write a memory as a markdown file (atomically, private spans removed), or merge it
+        into a near-duplicate; supersede what it contradicts; index it."""
         from engram.memories import remember
 
         return remember(
-            self, content, title=title, type=type, scope=scope, tags=tags, source=source, path=path
+            self,
+            content,
+            title=title,
+            type=type,
+            scope=scope,
+            tags=tags,
+            source=source,
+            path=path,
+            importance=importance,
         )
 
     def forget(self, id_or_path: str) -> list[str]:
@@ -239,12 +301,69 @@ class Memory:
         since: str | None = None,
         until: str | None = None,
         limit: int | None = None,
+        include_superseded: bool = False,
     ) -> list[MemoryInfo]:
         """Memory files matching every filter given, newest first."""
         from engram.memories import list_memories
 
         return list_memories(
-            self, type=type, scope=scope, tag=tag, since=since, until=until, limit=limit
+            self,
+            type=type,
+            scope=scope,
+            tag=tag,
+            since=since,
+            until=until,
+            limit=limit,
+            include_superseded=include_superseded,
+        )
+
+    def capture(
+        self,
+        messages: Sequence[Message],
+        mode: str = "normal",
+        *,
+        scope: Scope = "project",
+        source: str = "capture",
+    ) -> CaptureReport:
+        """Turn a conversation into memories with the configured extractor; never raises for
+        the extractor's failures (they are warnings in the report)."""
+        from engram.capture import capture
+
+        return capture(self, messages, mode, scope=scope, source=source)
+
+    def capture_sessions(self, *, progress: Progress | None = None) -> SessionCaptureReport:
+        """Capture memories from indexed sessions that grew since their last capture."""
+        from engram.capture import capture_sessions
+
+        return capture_sessions(self, progress=progress)
+
+    def history(self, id_or_path: str) -> History:
+        """A memory and the chain of memories it superseded or was superseded by."""
+        from engram.lifecycle.history import history
+        from engram.memories import all_memories, find
+
+        target = find(self, id_or_path)[0]
+        return history(all_memories(self), target, self.config.root)
+
+    def age(self, *, dry_run: bool = False) -> AgingReport:
+        """Apply the aging rules (latest progress only, old session summaries condensed)."""
+        from engram.memories import age
+
+        return age(self, dry_run=dry_run)
+
+    def prune(
+        self,
+        *,
+        max_age_days: float | None = None,
+        max_count: int | None = None,
+        scope: str = "project",
+        dry_run: bool = False,
+    ) -> PruneReport:
+        """Remove low-importance, long-unused memories first (``--dry-run`` only lists them)."""
+        from engram.lifecycle.prune import prune
+
+        return prune(
+            self, max_age_days=max_age_days, max_count=max_count, scope=scope, dry_run=dry_run
         )
 
     def index_sessions(self, *, progress: Progress | None = None) -> IndexReport:
@@ -269,16 +388,86 @@ class Memory:
         mode: SearchMode | None = None,
         limit: int | None = None,
         filter: Filter | None = None,
+        include_superseded: bool = False,
+        recency_weight: float | None = None,
     ) -> SearchResult:
+        """Rank chunks for ``query``. Superseded and archived memories are left out unless
+        ``include_superseded``; ``recency_weight`` (default ``[search] recency_weight``) blends
+        in how new a hit is. Memory hits count as accesses (``engram prune`` reads them)."""
         self.check_identity(writing=False)
-        return self.searcher.search(
-            strip_private(query),
-            self.store,
-            self.embedder,
-            mode=mode or self.config.search.mode,
-            limit=limit or self.config.search.limit,
-            filter=filter,
+        opts = self.config.search
+        wanted = limit or opts.limit
+        weight = opts.recency_weight if recency_weight is None else recency_weight
+        if not 0 <= weight <= 1:
+            raise ConfigError(f"recency weight must be between 0 and 1, got {weight}")
+        # Recency re-ranks: fetch a pool so a newer hit below the cut can rise into it.
+        pool = min(1000, wanted * opts.candidate_multiplier) if weight > 0 else wanted
+        result = self._search_live(
+            strip_private(query), mode or opts.mode, pool, filter, include_superseded
         )
+        hits = result.hits
+        if weight > 0:
+            hits = apply_recency(hits, weight, opts.recency_decay, time.time())
+        result = result.model_copy(update={"hits": hits[:wanted]})
+        self.count_access(result)
+        return result
+
+    def _search_live(
+        self,
+        query: str,
+        mode: SearchMode,
+        limit: int,
+        filter: Filter | None,
+        include_superseded: bool,
+    ) -> SearchResult:
+        """Search, leaving out memory history unless asked for. Without a filter of the
+        caller's, history is dropped from an unfiltered search (a metadata filter costs every
+        query a scan in some stores, and history is rare among hits); only when that leaves too
+        few hits is the search run again with the filter."""
+
+        def run(flt: Filter | None, k: int) -> SearchResult:
+            return self.searcher.search(
+                query, self.store, self.embedder, mode=mode, limit=k, filter=flt
+            )
+
+        if include_superseded:
+            return run(filter, limit)
+        can_filter = "filter" in self.store.capabilities
+        if filter is not None and can_filter:
+            return run(And(filters=[filter, LIVE_ONLY]), limit)
+        result = run(filter, limit * 2 if can_filter else min(1000, limit * 4))
+        live = [h for h in result.hits if matches(LIVE_ONLY, h.chunk.metadata)]
+        if len(live) < min(limit, len(result.hits)) and can_filter:
+            return run(LIVE_ONLY, limit)
+        return result.model_copy(update={"hits": live[:limit]})
+
+    def count_access(self, result: SearchResult) -> None:
+        """Bump ``access_count`` / ``last_accessed_at`` of the memories among the hits. A log
+        that cannot be written never fails the search (a logged warning)."""
+        by_folder: dict[Path, list[str]] = {}
+        for hit in result.hits:
+            meta = hit.chunk.metadata
+            memory_id = meta.get("id")
+            if meta.get("memory_scope") in ("project", "user") and isinstance(memory_id, str):
+                path = self.config.resolve(hit.chunk.document_id).resolve()
+                folder = folder_of(self.folders, path)
+                if folder is not None and folder.writable:
+                    by_folder.setdefault(folder.path, []).append(memory_id)
+        now = time.time()
+        for folder_path, ids in by_folder.items():
+            folder = next(f for f in self.folders if f.path == folder_path)
+            try:
+                self.access_log(folder).bump(ids, now)
+            except Exception as exc:  # statistics must never break a search
+                log.warning("access counts not recorded in %s: %s", folder_path, exc)
+
+    def forget_access(self, path: Path, memory_ids: Sequence[str]) -> None:
+        folder = folder_of(self.folders, path.resolve())
+        if folder is not None and folder.writable:
+            try:
+                self.access_log(folder).forget(memory_ids)
+            except Exception as exc:
+                log.warning("access counts of %s not removed: %s", memory_ids, exc)
 
     def get(self, path: str | Path, lines: tuple[int, int] | None = None) -> Excerpt:
         """Lines of a file inside the vault; anything outside it is refused with ``UnsafePath``."""
@@ -345,6 +534,10 @@ def build_part(config: EngramConfig, registry: Registry, kind: str) -> Any:
         name, raw = config.embedder.provider, config.embedder.options()
         options = plugin_options(config, registry, "embedder", name, raw, "embedder")
         return registry.get("embedder", name).build(options)
+    if kind == "extractor":
+        name, raw = config.extractor.provider, config.extractor.options()
+        options = plugin_options(config, registry, "extractor", name, raw, "extractor")
+        return registry.get("extractor", name).build(options)
     if kind == "searcher":
         entry = registry.get("searcher", config.search.searcher)
         return entry.build(config.search)

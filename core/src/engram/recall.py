@@ -19,7 +19,6 @@ from pydantic import BaseModel, Field
 from engram.chunking import read_frontmatter
 from engram.errors import ConfigError, EmptyQuery
 from engram.filters import Eq
-from engram.memories import memory_files, read_info
 from engram.redact import strip_private
 from engram.tokens import Tokenizer, default_tokenizer
 
@@ -125,15 +124,15 @@ def _search(memory: Memory, query: str, source: str | None) -> list[RecallItem]:
 
 
 def _recent(memory: Memory) -> list[RecallItem]:
-    """Newest memory files first, as whole bodies (frontmatter left out)."""
+    """Newest live memories of every folder first, as whole bodies (frontmatter left out)."""
+    from engram.lifecycle.dedup import document_path
+    from engram.memories import list_memories
+
     items = []
-    files = sorted(
-        ((read_info(p, memory.config.root), p) for p in memory_files(memory.memory_dir)),
-        key=lambda pair: (pair[0].created_at or "", pair[0].path),
-        reverse=True,
-    )
-    for info, path in files[: memory.config.recall.candidates]:
-        text = path.read_text(encoding="utf-8", errors="replace")
+    for info in list_memories(memory, limit=memory.config.recall.candidates):
+        text = document_path(info.path, memory.config.root).read_text(
+            encoding="utf-8", errors="replace"
+        )
         fm = read_frontmatter(text)
         total = text.count("\n") + (0 if text.endswith("\n") else 1)
         items.append(

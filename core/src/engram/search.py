@@ -22,6 +22,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from functools import cache
 
 from engram.config import SearchConfig
@@ -34,8 +35,8 @@ from engram.errors import (
     IdentityMismatch,
     StoreError,
 )
-from engram.filters import Filter
-from engram.models import Hit, KeywordScale, SearchMode, SearchResult
+from engram.filters import Filter, parse_iso
+from engram.models import Hit, KeywordScale, Metadata, SearchMode, SearchResult
 from engram.protocols import Embedder, Store
 
 # CJK scripts write words without spaces: each of their characters is a token of its own.
@@ -195,6 +196,32 @@ def fuse_rrf(vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit], k: int = 6
             )
         )
     return _ranked(fused)
+
+
+def apply_recency(hits: Sequence[Hit], weight: float, decay: float, now: float) -> list[Hit]:
+    """Blend how new each hit is into its score: ``score * (1 - w) + w * exp(-decay * age)``,
+    ``age`` in days from the chunk's ``updated_at``, ``created_at`` or ``timestamp`` (a memory's
+    frontmatter, a session turn). A hit with no date gets no recency part. Re-ranked, best
+    first; the original score stays readable from ``vector_score`` / ``keyword_score``."""
+    if weight <= 0:
+        return list(hits)
+    out = []
+    for hit in hits:
+        stamp = _hit_time(hit.chunk.metadata)
+        fresh = 0.0
+        if stamp is not None:
+            age_days = max(0.0, (now - stamp.timestamp()) / 86_400.0)
+            fresh = math.exp(-decay * age_days)
+        out.append(hit.model_copy(update={"score": hit.score * (1 - weight) + weight * fresh}))
+    return _ranked(out)
+
+
+def _hit_time(meta: Metadata) -> datetime | None:
+    for key in ("updated_at", "created_at", "timestamp"):
+        value = meta.get(key)
+        if isinstance(value, str) and (stamp := parse_iso(value)) is not None:
+            return stamp
+    return None
 
 
 class HybridSearcher:

@@ -24,15 +24,10 @@ from engram.errors import ConfigError, EngramError, UnsafePath
 from engram.filters import And, Eq, Filter
 from engram.ingest.sessions.sync import SOURCE as SESSIONS_SOURCE
 from engram.ingest.sessions.sync import session_excerpt
-from engram.memories import (
-    MemoryInfo,
-    Scope,
-    StoredMemory,
-    check_path_syntax,
-    resolve_inside,
-)
 from engram.memory import Excerpt, Memory
+from engram.memory_files import MemoryInfo, StoredMemory, check_path_syntax, resolve_inside
 from engram.models import MemoryType
+from engram.scopes import Scope
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +54,10 @@ class MemorySearchInput(_Input):
     )
     type: MemoryType | None = Field(default=None, description="Only memories of this type.")
     scope: Scope | None = Field(default=None, description="Only memories of this scope.")
+    include_superseded: bool = Field(
+        default=False,
+        description="Also return memories that newer ones superseded (history), marked so.",
+    )
 
 
 class MemoryStoreInput(_Input):
@@ -75,11 +74,15 @@ class MemoryStoreInput(_Input):
         default="project", description="user: true everywhere; project: about this project."
     )
     tags: list[str] = Field(default_factory=list, max_length=20, description="Free tags.")
+    importance: float = Field(
+        default=1.0, ge=0, le=10, description="0 to 10; pruning removes low values first."
+    )
     path: str | None = Field(
         default=None,
         max_length=300,
         description="File name inside the memory folder (default: <type>/<title>.md). An "
-        "existing file is never overwritten: a number is added instead.",
+        "existing file is never overwritten: a number is added instead. A near-duplicate of "
+        "a stored memory updates that memory instead of writing a new file.",
     )
 
 
@@ -118,6 +121,7 @@ class MemoryListInput(_Input):
     since: date | None = Field(default=None, description="Created on or after (YYYY-MM-DD).")
     until: date | None = Field(default=None, description="Created on or before (YYYY-MM-DD).")
     limit: int = Field(default=50, ge=1, le=500)
+    include_superseded: bool = Field(default=False, description="Also list history.")
 
 
 class MemoryStatsInput(_Input):
@@ -139,6 +143,7 @@ class SearchHit(BaseModel):
     role: str | None = None
     session_id: str | None = None
     timestamp: str | None = None
+    superseded: bool = False
 
 
 class SearchOutput(BaseModel):
@@ -208,7 +213,9 @@ def _search(memory: Memory, args: MemorySearchInput) -> SearchOutput:
     if args.scope:
         parts.append(Eq(field="scope", value=args.scope))
     flt: Filter | None = None if not parts else parts[0] if len(parts) == 1 else And(filters=parts)
-    result = memory.search(args.query, limit=args.limit, filter=flt)
+    result = memory.search(
+        args.query, limit=args.limit, filter=flt, include_superseded=args.include_superseded
+    )
     hits = []
     for hit in result.hits:
         meta = hit.chunk.metadata
@@ -226,6 +233,7 @@ def _search(memory: Memory, args: MemorySearchInput) -> SearchOutput:
                 role=_str(meta.get("role")),
                 session_id=_str(meta.get("session_id")),
                 timestamp=_str(meta.get("timestamp")),
+                superseded=meta.get("live") is False,
             )
         )
     return SearchOutput(
@@ -248,7 +256,10 @@ def _render_search(out: SearchOutput) -> str:
             unit = "turn" if hit.source == SESSIONS_SOURCE else "lines"
             where += f" ({unit} {hit.start_line}-{hit.end_line})"
         who = f", {hit.role}" if hit.role else ""
-        blocks.append(f"[{rank}] {where} score {hit.score:.3f}, {hit.source}{who}\n{hit.snippet}")
+        old = " (superseded: history)" if hit.superseded else ""
+        blocks.append(
+            f"[{rank}] {where} score {hit.score:.3f}, {hit.source}{who}{old}\n{hit.snippet}"
+        )
     return "\n\n".join(blocks)
 
 
@@ -260,12 +271,15 @@ def _store(memory: Memory, args: MemoryStoreInput) -> StoredMemory:
         scope=args.scope,
         tags=args.tags,
         path=args.path,
+        importance=args.importance,
     )
 
 
 def _render_store(out: StoredMemory) -> str:
     notes = "".join(f"\nwarning: {w}" for w in out.warnings)
-    return f"Stored memory {out.id} at {out.path} ({out.chunks} chunks indexed).{notes}"
+    verb = "Stored memory" if out.action == "created" else "Updated the near-duplicate memory"
+    stale = f" It supersedes {', '.join(out.superseded)}." if out.superseded else ""
+    return f"{verb} {out.id} at {out.path} ({out.chunks} chunks indexed).{stale}{notes}"
 
 
 def _get(memory: Memory, args: MemoryGetInput) -> Excerpt:
@@ -320,6 +334,7 @@ def _list(memory: Memory, args: MemoryListInput) -> ListOutput:
         since=args.since.isoformat() if args.since else None,
         until=args.until.isoformat() + "T23:59:59+00:00" if args.until else None,
         limit=args.limit,
+        include_superseded=args.include_superseded,
     )
     return ListOutput(count=len(found), memories=found)
 

@@ -20,8 +20,8 @@ from watchfiles import Change, DefaultFilter, watch
 from engram.errors import EngramError
 from engram.ingest.sessions.sync import session_sources
 from engram.ingest.sync import IndexReport
-from engram.memories import TEMP_SUFFIX
 from engram.memory import Memory
+from engram.memory_files import TEMP_SUFFIX
 
 log = logging.getLogger(__name__)
 

@@ -97,12 +97,31 @@ def watch_command(
 
 def sessions_command(
     ctx: typer.Context,
+    capture: Annotated[
+        bool,
+        typer.Option(
+            "--capture",
+            help="Then turn sessions that grew since their last capture into memories "
+            "([capture] cooldown_seconds apart).",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Index agent transcripts (OpenCode, Claude Code): new and grown sessions only."""
     with open_memory(ctx) as memory:
         report = memory.index_sessions()
+        captured = memory.capture_sessions() if capture else None
+    if as_json and captured is not None:
+        payload = {"index": report.model_dump(), "capture": captured.model_dump(mode="json")}
+        console.print_json(json.dumps(payload))
+        return
     _print(report, as_json)
+    if captured is not None:
+        for failure in captured.failed:
+            err_console.print(f"warning: capture failed: {failure}", markup=False, highlight=False)
+        for warning in captured.warnings:
+            err_console.print(f"warning: {warning}", markup=False, highlight=False)
+        console.print(captured.summary(), markup=False, highlight=False)
 
 
 def _print(report: IndexReport, as_json: bool) -> None:

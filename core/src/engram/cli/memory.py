@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from engram.cli.common import console, err_console, open_memory
-from engram.memories import Scope
 from engram.models import MemoryType
+from engram.scopes import Scope
 
 
 def register(app: typer.Typer) -> None:
@@ -25,18 +25,32 @@ def remember_command(
     content: Annotated[str, typer.Argument(help="The memory (markdown); - reads stdin.")],
     title: Annotated[str | None, typer.Option(help="A short title (default: first line).")] = None,
     type_: Annotated[MemoryType, typer.Option("--type", help="Kind of memory.")] = "note",
-    scope: Annotated[Scope, typer.Option(help="user or project.")] = "project",
+    scope: Annotated[
+        Scope, typer.Option(help="project (this project's folder) or user (every project).")
+    ] = "project",
     tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag (repeatable).")] = None,
+    importance: Annotated[
+        float, typer.Option(min=0.0, max=10.0, help="0 to 10; prune removes low values first.")
+    ] = 1.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the memory as JSON.")] = False,
 ) -> None:
-    """Save a memory as a markdown file in the memory folder and index it."""
+    """Save a memory as a markdown file and index it; a near-duplicate is updated instead, and
+    memories it contradicts are superseded."""
     text = sys.stdin.read() if content == "-" else content
     with open_memory(ctx) as memory:
-        stored = memory.remember(text, title=title, type=type_, scope=scope, tags=tag or [])
+        stored = memory.remember(
+            text, title=title, type=type_, scope=scope, tags=tag or [], importance=importance
+        )
     if as_json:
         console.print_json(stored.model_dump_json())
         return
-    console.print(f"remembered {stored.id} → {stored.path}", highlight=False)
+    for warning in stored.warnings:
+        err_console.print(f"warning: {warning}", markup=False, highlight=False)
+    verb = "remembered" if stored.action == "created" else "updated"
+    line = f"{verb} {stored.id} → {stored.path}"
+    if stored.superseded:
+        line += f" (supersedes {', '.join(stored.superseded)})"
+    console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def forget_command(
@@ -47,23 +61,34 @@ def forget_command(
     with open_memory(ctx) as memory:
         removed = memory.forget(id_or_path)
     for path in removed:
-        console.print(f"forgot {path}", highlight=False)
+        console.print(f"forgot {path}", markup=False, highlight=False, soft_wrap=True)
 
 
 def list_command(
     ctx: typer.Context,
     type_: Annotated[MemoryType | None, typer.Option("--type", help="Only this type.")] = None,
-    scope: Annotated[Scope | None, typer.Option(help="Only this scope.")] = None,
+    scope: Annotated[
+        str | None, typer.Option(help="Only this scope: project, user or external.")
+    ] = None,
     tag: Annotated[str | None, typer.Option(help="Only memories with this tag.")] = None,
     since: Annotated[str | None, typer.Option(help="Created on or after (ISO date).")] = None,
     until: Annotated[str | None, typer.Option(help="Created on or before (ISO date).")] = None,
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1)] = None,
+    include_superseded: Annotated[
+        bool, typer.Option("--include-superseded", help="Also list superseded and archived ones.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
-    """List memories, newest first."""
+    """List memories of every folder (project, user, external), newest first."""
     with open_memory(ctx) as memory:
         found = memory.list_memories(
-            type=type_, scope=scope, tag=tag, since=since, until=until, limit=limit
+            type=type_,
+            scope=scope,
+            tag=tag,
+            since=since,
+            until=until,
+            limit=limit,
+            include_superseded=include_superseded,
         )
     if as_json:
         console.print_json(json.dumps([m.model_dump(mode="json") for m in found]))
@@ -73,10 +98,12 @@ def list_command(
         return
     for m in found:
         kind = "/".join(x for x in (m.type, m.scope) if x) or "-"
+        state = "" if m.live else f" [{m.status}]"
         console.print(
-            f"{m.created_at or '?':25} {m.id or '-':22} {kind:22} {m.title}  ({m.path})",
+            f"{m.created_at or '?':25} {m.id or '-':22} {kind:22} {m.title}{state}  ({m.path})",
             highlight=False,
             markup=False,
+            soft_wrap=True,
         )
 
 
@@ -102,7 +129,7 @@ def recall_command(
         console.print_json(result.model_dump_json())
         return
     for warning in result.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        err_console.print(f"warning: {warning}", markup=False, highlight=False)
     if result.text:
         typer.echo(result.text)
     err_console.print(

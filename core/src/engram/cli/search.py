@@ -35,9 +35,25 @@ def search_command(
             help='Metadata filter as JSON, e.g. \'{"op":"eq","field":"type","value":"decision"}\'.',
         ),
     ] = None,
+    include_superseded: Annotated[
+        bool,
+        typer.Option(
+            "--include-superseded", help="Also show superseded and archived memories (history)."
+        ),
+    ] = False,
+    recency: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Weight of recency, 0 to 1: score*(1-w) + w*exp(-decay*age_days) "
+            "(default: [search] recency_weight).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print hits as JSON.")] = False,
 ) -> None:
-    """Search the memory (hybrid keyword + vector by default)."""
+    """Search the memory (hybrid keyword + vector by default). Superseded memories are left out
+    unless --include-superseded."""
     flt = None
     if filter_json:
         try:
@@ -47,7 +63,14 @@ def search_command(
                 f"--filter is not valid JSON ({exc.msg}); quote it in single quotes"
             ) from None
     with open_memory(ctx) as memory:
-        result = memory.search(query, mode=mode, limit=limit, filter=flt)
+        result = memory.search(
+            query,
+            mode=mode,
+            limit=limit,
+            filter=flt,
+            include_superseded=include_superseded,
+            recency_weight=recency,
+        )
     if as_json:
         console.print_json(json.dumps(_as_json(result)))
         return

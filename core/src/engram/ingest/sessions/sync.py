@@ -20,7 +20,7 @@ from engram.errors import ConfigError, EngramError
 from engram.ingest.sessions import claude_code, opencode
 from engram.ingest.sessions.base import SessionRef, SessionSource, Transcript
 from engram.ingest.sync import EMBED_BATCH, IndexReport, Progress, Skipped
-from engram.memories import MemoryNotFound
+from engram.memory_files import MemoryNotFound
 from engram.models import Chunk, Document
 from engram.protocols import Embedder, Store
 from engram.redact import strip_private

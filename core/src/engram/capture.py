@@ -1,0 +1,358 @@
+"""Capture: conversations become memories through the configured extractor.
+
+``Memory.capture(messages, mode)`` strips private spans, cuts the conversation to the mode's
+window, asks the extractor, keeps the configured types and writes each memory through the same
+path as ``remember`` (dedup, contradiction, aging). It never raises for the extractor's
+failures: they come back as warnings with ``failed`` set, and nothing stored is touched.
+
+``capture_sessions`` does it for indexed agent sessions, incrementally: a session is captured
+once per growth (the turns added since its last capture, in ``normal`` mode, plus a fresh
+``summary`` of the whole session), no sooner than ``[capture] cooldown_seconds`` after the last
+time. The capture log is written only after a capture that worked, so a failed one is retried.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from engram.config import CaptureConfig
+from engram.errors import EngramError
+from engram.extraction import Window, check_mode, keep_types, prepare
+from engram.ingest.sessions.base import SessionRef, TranscriptError
+from engram.ingest.sync import Progress
+from engram.memory_files import StoredMemory
+from engram.models import ExtractedMemory, ExtractionMode, Message
+from engram.protocols import ReportsFailures
+from engram.scopes import Scope
+
+if TYPE_CHECKING:
+    from engram.memory import Memory
+
+SESSION_TAG = "session:"
+
+
+class CaptureReport(BaseModel):
+    """What one capture did."""
+
+    mode: str
+    messages: int = 0
+    used: int = 0
+    extracted: int = 0
+    stored: list[StoredMemory] = Field(default_factory=list)
+    skipped: str | None = None
+    failed: bool = False
+    warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def created(self) -> int:
+        return sum(1 for s in self.stored if s.action == "created")
+
+    @property
+    def updated(self) -> int:
+        return sum(1 for s in self.stored if s.action == "updated")
+
+    @property
+    def superseded(self) -> int:
+        return sum(len(s.superseded) for s in self.stored)
+
+    def summary(self) -> str:
+        if self.skipped:
+            return f"nothing captured ({self.mode}): {self.skipped}"
+        return (
+            f"captured {len(self.stored)} memories ({self.created} new, {self.updated} updated, "
+            f"{self.superseded} superseded) from {self.used} of {self.messages} messages "
+            f"[{self.mode}]"
+        )
+
+
+def windows(config: CaptureConfig) -> dict[ExtractionMode, Window]:
+    return {
+        "normal": Window(config.normal_messages, config.normal_chars),
+        "summary": Window(config.summary_messages, config.summary_chars),
+        "init": Window(None, config.init_chars),
+    }
+
+
+def capture(
+    memory: Memory,
+    messages: Sequence[Message],
+    mode: str = "normal",
+    *,
+    scope: Scope = "project",
+    source: str = "capture",
+    tags: Sequence[str] = (),
+) -> CaptureReport:
+    """Extract memories from ``messages`` and write them (see the module docstring)."""
+    checked = check_mode(mode)
+    cfg = memory.config.capture
+    report = CaptureReport(mode=checked, messages=len(messages))
+    shown = prepare(messages, checked, windows(cfg)[checked])
+    report.used = len(shown)
+    too_short = _too_short(shown, checked, cfg)
+    if too_short:
+        report.skipped = too_short
+        return report
+    extractor = memory.require_extractor()
+    try:
+        found = extractor.extract(shown, checked)
+    except Exception as exc:  # someone else's code, maybe a model over a network
+        found = []
+        report.failed = True
+        report.warnings.append(f"the extractor failed ({type(exc).__name__}: {exc})")
+    if isinstance(extractor, ReportsFailures) and extractor.last_error:
+        report.failed = True
+        report.warnings.append(f"the extractor failed: {extractor.last_error}")
+    if report.failed:
+        report.warnings.append("nothing was captured; every stored memory is as it was")
+        return report
+    found = keep_types(found, cfg.types)
+    if checked == "summary":
+        found = [m for m in found if m.type == "session-summary"][:1]
+    report.extracted = len(found)
+    for item in found:
+        report.stored.append(_store(memory, item, scope, source, tags))
+    for stored in report.stored:
+        report.warnings.extend(stored.warnings)
+    return report
+
+
+def _too_short(messages: Sequence[Message], mode: ExtractionMode, cfg: CaptureConfig) -> str:
+    if mode == "init":
+        return "" if messages else "no project files to read"
+    needed = cfg.summary_min_messages if mode == "summary" else cfg.min_messages
+    if len(messages) < needed:
+        return f"{len(messages)} messages, {mode} mode needs at least {needed}"
+    chars = sum(len(m.content) for m in messages)
+    if mode == "normal" and chars < cfg.min_chars:
+        return f"{chars} characters, fewer than [capture] min_chars ({cfg.min_chars})"
+    return ""
+
+
+def _store(
+    memory: Memory, item: ExtractedMemory, scope: Scope, source: str, tags: Sequence[str]
+) -> StoredMemory:
+    return memory.remember(
+        item.content,
+        title=item.title,
+        type=item.type,
+        scope=scope,
+        tags=[*item.tags, *tags],
+        source=source,
+        importance=item.importance,
+    )
+
+
+# --------------------------------------------------------------------------- reading input
+
+
+class _JsonMessage(BaseModel):
+    role: str
+    content: str | list[dict[str, Any]]
+    timestamp: str | None = None
+
+
+def read_messages(raw: str, name: str) -> list[Message]:
+    """Messages from JSON (``[{"role", "content"}]`` or ``{"messages": [...]}``; content a
+    string or a list of ``{"type": "text", "text"}`` blocks) or a Claude Code transcript (JSON
+    Lines). ``TranscriptError`` says what is wrong and where."""
+    text = raw.strip()
+    if not text:
+        raise TranscriptError(f"{name} is empty; pass JSON messages or a transcript")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return _jsonl(text, name)
+    items = data.get("messages") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise TranscriptError(
+            f'{name} is JSON but not messages; give a list like [{{"role": "user", "content": '
+            '"..."}] or {"messages": [...]}'
+        )
+    out = []
+    for number, item in enumerate(items, 1):
+        try:
+            msg = _JsonMessage.model_validate(item)
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            where = ".".join(str(p) for p in problem["loc"]) or "message"
+            raise TranscriptError(
+                f"{name}: message {number} is malformed ({where}: {problem['msg']}); each "
+                'message needs "role" and "content"'
+            ) from None
+        if msg.role in ("tool", "function", "developer"):
+            continue
+        if msg.role not in ("user", "assistant", "system"):
+            raise TranscriptError(
+                f"{name}: message {number} has role {msg.role!r}; use user, assistant or system"
+            )
+        out.append(Message(role=msg.role, content=_text(msg.content), timestamp=msg.timestamp))
+    return out
+
+
+def _text(content: str | list[dict[str, Any]]) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n\n".join(
+        b["text"] for b in content if b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
+
+
+def _jsonl(text: str, name: str) -> list[Message]:
+    """A Claude Code transcript, read by the same reader ``engram sessions`` uses."""
+    import tempfile
+
+    from engram.ingest.sessions.claude_code import ClaudeCodeSource
+
+    first = text.splitlines()[0]
+    try:
+        json.loads(first)
+    except ValueError:
+        raise TranscriptError(
+            f"{name} is neither JSON messages nor a JSON Lines transcript (line 1 is not JSON); "
+            'give [{"role": "user", "content": "..."}] or a Claude Code .jsonl file'
+        ) from None
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "capture.jsonl"
+        path.write_text(text, encoding="utf-8")
+        transcript = ClaudeCodeSource(Path(tmp)).load(SessionRef("claude-code", "x", path, ""))
+    if not transcript.turns:
+        raise TranscriptError(
+            f"{name} holds no user or assistant messages (is it a Claude Code transcript?)"
+        )
+    return [Message(role=t.role, content=t.text, timestamp=t.timestamp) for t in transcript.turns]
+
+
+def project_files(root: Path, names: Sequence[str]) -> list[Message]:
+    """``init`` mode's input: the project files that exist, one message each, in order."""
+    out = []
+    for name in names:
+        path = root / name
+        if not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if text.strip():
+            out.append(Message(role="user", content=f"# File: {name}\n\n{text}"))
+    return out
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+class SessionCaptureReport(BaseModel):
+    """What ``engram sessions --capture`` did, session by session."""
+
+    sessions: int = 0
+    captured: list[str] = Field(default_factory=list)
+    unchanged: int = 0
+    cooling: int = 0
+    waiting: int = 0
+    failed: list[str] = Field(default_factory=list)
+    reports: list[CaptureReport] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+    def summary(self) -> str:
+        stored = sum(len(r.stored) for r in self.reports)
+        return (
+            f"captured {len(self.captured)} of {self.sessions} sessions ({stored} memories); "
+            f"{self.unchanged} unchanged, {self.cooling} in cooldown, {self.waiting} too short "
+            f"yet, {len(self.failed)} failed"
+        )
+
+
+def capture_sessions(memory: Memory, *, progress: Progress | None = None) -> SessionCaptureReport:
+    """Capture every indexed session that grew since its last capture (module docstring)."""
+    from engram.ingest.sessions.sync import SOURCE, session_sources
+    from engram.lifecycle.captures import CaptureLog
+
+    cfg = memory.config.capture
+    report = SessionCaptureReport()
+    sources = {s.agent: s for s in session_sources(memory.config)}
+    docs = {
+        d: doc
+        for d, doc in memory.store.list_documents().items()
+        if doc.metadata.get("source") == SOURCE
+    }
+    report.sessions = len(docs)
+    now = time.time()
+    with CaptureLog(memory.memory_dir) as log:
+        seen = log.read()
+        for done, (doc_id, doc) in enumerate(sorted(docs.items()), 1):
+            if progress:
+                progress(done, len(docs), doc_id)
+            turns = doc.metadata.get("turns")
+            turns = turns if isinstance(turns, int) else 0
+            last = seen.get(doc_id)
+            if last is not None and turns <= last.turns:
+                report.unchanged += 1
+                continue
+            if last is not None and now - last.at < cfg.cooldown_seconds:
+                report.cooling += 1
+                continue
+            try:
+                messages = _session_messages(doc.metadata, sources)
+            except (OSError, EngramError) as exc:
+                report.failed.append(f"{doc_id}: {exc}")
+                continue
+            start = last.turns if last is not None else 0
+            outcome = _capture_one(memory, doc_id, messages, start)
+            report.reports.extend(outcome)
+            if any(r.failed for r in outcome):
+                report.failed.append(
+                    f"{doc_id}: " + "; ".join(w for r in outcome for w in r.warnings)
+                )
+            elif all(r.skipped for r in outcome):
+                report.waiting += 1
+            else:
+                log.record(doc_id, len(messages), now)
+                report.captured.append(doc_id)
+    return report
+
+
+def _session_messages(meta: dict[str, Any], sources: dict[str, Any]) -> list[Message]:
+    agent, session_id, location = meta.get("agent"), meta.get("session_id"), meta.get("transcript")
+    source = sources.get(agent) if isinstance(agent, str) else None
+    if (
+        source is None
+        or not isinstance(agent, str)
+        or not isinstance(session_id, str)
+        or not isinstance(location, str)
+    ):
+        raise TranscriptError(f"sessions of {agent!r} are no longer configured in [sessions]")
+    transcript = source.load(SessionRef(agent, session_id, Path(location), ""))
+    return [Message(role=t.role, content=t.text, timestamp=t.timestamp) for t in transcript.turns]
+
+
+def _capture_one(
+    memory: Memory, doc_id: str, messages: list[Message], start: int
+) -> list[CaptureReport]:
+    tag = f"{SESSION_TAG}{doc_id.removeprefix('sessions/')}"
+    source = "capture:sessions"
+    reports = [capture(memory, messages[start:], "normal", source=source, tags=[tag])]
+    if memory.config.capture.summaries:
+        summary = capture(memory, messages, "summary", source=source, tags=[tag])
+        reports.append(summary)
+        _supersede_older_summaries(memory, tag, summary)
+    return reports
+
+
+def _supersede_older_summaries(memory: Memory, tag: str, report: CaptureReport) -> None:
+    """A session has one live summary: the one just written replaces earlier ones."""
+    from engram.memories import supersede
+
+    newest = next((s for s in report.stored if s.type == "session-summary"), None)
+    if newest is None:
+        return
+    older = [
+        m.path for m in memory.list_memories(type="session-summary", tag=tag) if m.id != newest.id
+    ]
+    if older:
+        supersede(memory, older, newest.id)

@@ -1,0 +1,42 @@
+"""Chunks of a markdown file, marked with the memory folder they come from.
+
+Files in a memory folder get two derived metadata fields that search and the write path filter
+on (vault notes get neither, so a note's own ``status: archived`` frontmatter hides nothing):
+
+- ``memory_scope``: ``project``, ``user`` or ``external`` (which folder holds the file);
+- ``live``: False once the memory was superseded or archived (from its frontmatter), so search
+  and recall leave history out unless asked for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from engram.chunking import Chunker
+from engram.ingest.sync import chunk_markdown_document
+from engram.memory_files import status_of
+from engram.models import Chunk
+from engram.scopes import MemoryFolder, folder_of
+
+MakeChunks = Callable[[str, str, str], tuple[list[Chunk], list[str]]]
+
+
+def scoped_chunks(
+    chunker: Chunker, folders: Sequence[MemoryFolder], project_root: Path
+) -> MakeChunks:
+    """A ``make_chunks`` for ``sync_files`` that adds ``memory_scope`` and ``live``."""
+    root = project_root.resolve()
+
+    def make(document_id: str, text: str, digest: str) -> tuple[list[Chunk], list[str]]:
+        chunks, warnings = chunk_markdown_document(chunker, document_id, text, digest)
+        path = Path(document_id)
+        folder = folder_of(folders, (path if path.is_absolute() else root / path).resolve())
+        if folder is None or not chunks:
+            return chunks, warnings
+        extra = {"memory_scope": folder.scope, "live": status_of(chunks[0].metadata) == "live"}
+        return [
+            c.model_copy(update={"metadata": {**c.metadata, **extra}}) for c in chunks
+        ], warnings
+
+    return make

@@ -1,0 +1,100 @@
+"""How often and how lately each memory was found: ``access_count`` and ``last_accessed_at``.
+
+Kept in a small sidecar, ``<memory folder>/.engram/access.sqlite``, keyed by memory id, not in
+the memory's frontmatter, because a search is a read: rewriting markdown files on every search
+hit would re-index them on each query, wake file watchers, fill version control with noise and
+race with a person editing the file. Access counts are usage statistics, not knowledge; the
+sidecar lives beside the markdown (not in the index), so ``engram rebuild`` keeps it, and a
+memory keeps its counts when its file is renamed. ``importance`` stays in the frontmatter: it is
+a judgement about the memory. External folders are never written, so their memories are not
+counted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from engram.errors import StoreError
+from engram.lifecycle.sidecar import Sidecar
+from engram.sqlite_file import SqliteFile
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS access (
+    memory_id TEXT PRIMARY KEY,
+    count     INTEGER NOT NULL,
+    last_at   REAL    NOT NULL
+) WITHOUT ROWID
+"""
+
+
+def _migrate(db: sqlite3.Connection, found: int) -> None:
+    if found < 1:
+        db.execute(_SCHEMA)
+
+
+ACCESS_FILE = SqliteFile(
+    what="the memory access log",
+    version=1,
+    migrate=_migrate,
+    fix_unwritable="check the memory folder is writable",
+    fix_newer="upgrade engram, or delete the file (only access counts are lost)",
+    fix_broken="delete the file; only access counts are lost",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    count: int
+    last_at: float
+
+
+class AccessLog(Sidecar):
+    """The access counts of one memory folder; safe across threads and processes (WAL, one
+    short transaction per bump)."""
+
+    file = ACCESS_FILE
+    name = "access.sqlite"
+
+    def bump(self, memory_ids: Iterable[str], at: float) -> None:
+        """Count one access of each memory (an id given twice counts once)."""
+        rows = [(i, at) for i in dict.fromkeys(memory_ids)]
+        if not rows:
+            return
+        with self._lock:
+            db = self._connect()
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany(
+                    "INSERT INTO access (memory_id, count, last_at) VALUES (?, 1, ?) "
+                    "ON CONFLICT (memory_id) DO UPDATE SET count = count + 1, "
+                    "last_at = MAX(last_at, excluded.last_at)",
+                    rows,
+                )
+                db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                raise StoreError(f"cannot write the access log {self.path}: {exc}") from None
+
+    def read(self, memory_ids: Sequence[str] | None = None) -> dict[str, Access]:
+        """Counts of ``memory_ids`` (all when None); a folder never searched has none."""
+        if not self.path.exists():
+            return {}
+        with self._lock:
+            rows = self._connect().execute("SELECT memory_id, count, last_at FROM access")
+            found = rows.fetchall()
+        wanted = None if memory_ids is None else set(memory_ids)
+        return {
+            str(i): Access(int(c), float(t)) for i, c, t in found if wanted is None or i in wanted
+        }
+
+    def forget(self, memory_ids: Iterable[str]) -> None:
+        ids = [(i,) for i in memory_ids]
+        if not ids or not self.path.exists():
+            return
+        with self._lock:
+            self._connect().executemany("DELETE FROM access WHERE memory_id = ?", ids)

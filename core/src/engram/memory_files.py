@@ -1,0 +1,339 @@
+"""A memory as a markdown file: naming, rendering, atomic writes and reading its frontmatter.
+
+The file is the truth. Its frontmatter holds every piece of a memory's state, so an index
+rebuilt from the files loses nothing:
+
+- ``id``, ``title``, ``type``, ``scope``, ``tags``, ``created_at``, ``source``, ``project``;
+- ``importance`` (default 1.0: what ``engram prune`` removes last);
+- ``updated_at`` and ``revisions`` once a near-duplicate was merged into it;
+- ``supersedes`` (ids this memory replaced), ``status`` (``superseded`` or ``archived``),
+  ``superseded_by`` / ``superseded_at`` / ``archived_at`` once it stopped being live.
+
+New files are written atomically (temp file, fsync, hard link to a fresh name), so a reader never
+sees half a memory and an existing file is never overwritten; an update replaces a file with
+``os.replace`` after the same fsync. Every path an agent hands in goes through
+``check_path_syntax`` and ``resolve_inside`` first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import tempfile
+import unicodedata
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, Field
+
+from engram.chunking import read_frontmatter
+from engram.errors import EngramError, UnsafePath
+from engram.ingest.vault import ALWAYS_SKIPPED_DIRS, document_id_for
+from engram.redact import strip_private
+
+MEMORY_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
+MAX_SLUG = 60
+TEMP_PREFIX = ".engram-"
+TEMP_SUFFIX = ".tmp"
+HIDDEN_STATUSES = ("superseded", "archived")
+# Names Windows refuses as files whatever the extension: a memory folder may be synced there.
+_RESERVED = frozenset(
+    {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10)}
+)
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+class MemoryNotFound(EngramError):
+    """No memory has the id or path that was asked for."""
+
+
+class InvalidMemory(EngramError):
+    """A memory cannot be written as asked (nothing left after redaction, bad tag, bad name)."""
+
+
+class MemoryInfo(BaseModel):
+    """What ``list`` shows of a memory file (its frontmatter plus where it is)."""
+
+    id: str | None = None
+    path: str
+    title: str
+    type: str | None = None
+    scope: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    created_at: str | None = None
+    updated_at: str | None = None
+    source: str | None = None
+    project: str | None = None
+    importance: float = 1.0
+    status: str = "live"
+    superseded_by: str | None = None
+    supersedes: list[str] = Field(default_factory=list)
+
+    @property
+    def live(self) -> bool:
+        return self.status not in HIDDEN_STATUSES
+
+    @property
+    def touched_at(self) -> str | None:
+        """When the memory last changed: ``updated_at``, else ``created_at``."""
+        return self.updated_at or self.created_at
+
+
+class StoredMemory(MemoryInfo):
+    """A memory just written (``action`` created) or merged into an existing near-duplicate
+    (``updated``), what it made stale, how many chunks indexing it produced, and any warning
+    (an embedder that failed leaves it searchable by keyword only until the next index)."""
+
+    id: str
+    action: str = "created"
+    superseded: list[str] = Field(default_factory=list)
+    chunks: int = 0
+    warnings: list[str] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def check_path_syntax(raw: str) -> None:
+    """Refuse path forms that have no business in a tool call, before touching the disk."""
+    if "\x00" in raw:
+        raise UnsafePath("the path contains a NUL byte; refused. Pass a path from search results")
+    if not raw.strip():
+        raise UnsafePath("the path is empty; pass a path from search results")
+    if "\\" in raw or _DRIVE.match(raw):
+        raise UnsafePath(
+            f"{raw!r} uses Windows separators or a drive letter; refused. Use forward slashes "
+            "and a path relative to the project, as search results show it"
+        )
+    if ".." in PurePosixPath(raw).parts:
+        raise UnsafePath(
+            f"{raw!r} contains '..'; refused. Use a path inside the memory folders, as search "
+            "results show it"
+        )
+
+
+def resolve_inside(raw: str, base: Path, allowed: Sequence[Path], *, what: str) -> Path:
+    """``raw`` (relative to ``base``, or absolute) resolved through symlinks; ``UnsafePath``
+    unless the real location is inside one of ``allowed`` (resolved folders)."""
+    check_path_syntax(raw)
+    candidate = Path(raw)
+    if not candidate.is_absolute():
+        candidate = base / candidate
+    resolved = candidate.resolve()
+    if not any(resolved == root or resolved.is_relative_to(root) for root in allowed):
+        where = ", ".join(str(r) for r in allowed)
+        raise UnsafePath(f"{raw} is outside the {what} ({where}); refused")
+    return resolved
+
+
+# --------------------------------------------------------------------------- naming and rendering
+
+
+def new_memory_id(now: datetime) -> str:
+    """Sortable by creation time, unique enough for one person's memories."""
+    return f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+def slugify(text: str) -> str:
+    """A portable file name stem: ascii letters, digits and dashes, at most ``MAX_SLUG`` long."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    if len(slug) > MAX_SLUG:
+        cut = slug[: MAX_SLUG + 1]
+        slug = cut[: cut.rfind("-")] if "-" in cut[MAX_SLUG // 2 :] else cut[:MAX_SLUG]
+    slug = slug.strip("-") or "memory"
+    return f"{slug}-memory" if slug in _RESERVED else slug
+
+
+def default_title(content: str) -> str:
+    """The first line with words, shortened: what a memory without a title is called."""
+    for line in content.splitlines():
+        words = " ".join(line.strip().lstrip("#>-*").split())
+        if words:
+            return words if len(words) <= 80 else words[:79].rstrip() + "…"
+    return "memory"
+
+
+def clean_tags(tags: Iterable[str]) -> list[str]:
+    """Tags without private spans, surrounding space or duplicates; one line each."""
+    out: list[str] = []
+    for raw in tags:
+        tag = " ".join(strip_private(raw).split())
+        if not tag:
+            continue
+        if len(tag) > 64:
+            raise InvalidMemory(f"tag {tag[:20]!r}… is longer than 64 characters; shorten it")
+        if tag not in out:
+            out.append(tag)
+    return out
+
+
+def render(frontmatter: dict[str, Any], title: str, content: str) -> str:
+    """The markdown of a memory: frontmatter, a heading (so the title is searchable, unless the
+    text already starts with it), the text."""
+    head = yaml.safe_dump(frontmatter, sort_keys=False, allow_unicode=True, width=1000)
+    body = content.strip()
+    if default_title(body) != title:
+        body = f"# {title}\n\n{body}"
+    return f"---\n{head}---\n{body}\n"
+
+
+def with_frontmatter(text: str, changes: dict[str, Any]) -> str:
+    """``text`` with its frontmatter keys updated (``None`` removes a key), the body unchanged
+    byte for byte and keys a person added kept in place."""
+    fm = read_frontmatter(text)
+    if fm.warning:
+        raise InvalidMemory(f"the memory's frontmatter cannot be read ({fm.warning})")
+    meta: dict[str, Any] = dict(fm.metadata)
+    for key, value in changes.items():
+        if value is None:
+            meta.pop(key, None)
+        else:
+            meta[key] = value
+    head = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
+    return f"---\n{head}---\n{fm.body}"
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def write_new_file(folder: Path, stem: str, text: str) -> Path:
+    """Write ``text`` to ``folder/stem.md`` (or ``stem-2.md``, ``stem-3.md`` … if taken).
+
+    The bytes go to a temp file first and are fsynced; the final name is then created by a hard
+    link, which fails rather than replace an existing file. A crash leaves at most a hidden
+    ``.engram-*.tmp`` file behind, never a partial memory.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = _temp_copy(folder, text)
+    try:
+        for n in range(1, 10_000):
+            target = folder / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
+            if _claim(tmp, target):
+                _fsync_dir(folder)
+                return target
+        raise InvalidMemory(f"{folder} already holds 9999 memories named {stem!r}; pick a title")
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def replace_file(path: Path, text: str) -> None:
+    """Give ``path`` the content ``text`` atomically: readers see the old file or the new one."""
+    tmp = _temp_copy(path.parent, text)
+    try:
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def _temp_copy(folder: Path, text: str) -> Path:
+    fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+    return Path(tmp_name)
+
+
+def _claim(tmp: Path, target: Path) -> bool:
+    """Give ``tmp``'s content the name ``target`` unless that name exists (link or rename)."""
+    try:
+        os.link(tmp, target)
+        return True
+    except FileExistsError:
+        return False
+    except OSError:
+        # No hard links here (some network or FAT file systems): fall back to check-and-rename.
+        if target.exists() or target.is_symlink():
+            return False
+        os.replace(tmp, target)
+        return True
+
+
+def _fsync_dir(folder: Path) -> None:
+    if os.name != "posix":
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def memory_files(memory_dir: Path) -> Iterator[Path]:
+    """Markdown files of a memory folder (hidden and tool folders and temp files skipped)."""
+    if not memory_dir.is_dir():
+        return
+    for folder, dirs, files in os.walk(memory_dir):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ALWAYS_SKIPPED_DIRS)
+        for name in sorted(files):
+            if name.endswith((".md", ".markdown")) and not name.startswith("."):
+                path = Path(folder) / name
+                if path.resolve().is_relative_to(memory_dir):
+                    yield path
+
+
+def read_info(path: Path, project_root: Path) -> MemoryInfo:
+    """A memory file's frontmatter as ``MemoryInfo`` (unreadable YAML gives bare metadata)."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return info_from(read_frontmatter(text).metadata, path, project_root)
+
+
+def info_from(meta: dict[str, Any], path: Path, project_root: Path) -> MemoryInfo:
+    tags = meta.get("tags")
+    supersedes = meta.get("supersedes")
+    return MemoryInfo(
+        id=_opt_str(meta.get("id")),
+        path=document_id_for(path, project_root),
+        title=_opt_str(meta.get("title")) or path.stem,
+        type=_opt_str(meta.get("type")),
+        scope=_opt_str(meta.get("scope")),
+        tags=[str(t) for t in tags] if isinstance(tags, list) else [],
+        created_at=_opt_str(meta.get("created_at")),
+        updated_at=_opt_str(meta.get("updated_at")),
+        source=_opt_str(meta.get("source")),
+        project=_opt_str(meta.get("project")),
+        importance=_importance(meta.get("importance")),
+        status=status_of(meta),
+        superseded_by=_opt_str(meta.get("superseded_by")),
+        supersedes=[str(s) for s in supersedes] if isinstance(supersedes, list) else [],
+    )
+
+
+def status_of(meta: dict[str, Any]) -> str:
+    """``live``, ``superseded`` or ``archived``, from a memory's frontmatter."""
+    status = meta.get("status")
+    if status in HIDDEN_STATUSES:
+        return str(status)
+    return "superseded" if meta.get("superseded_by") else "live"
+
+
+def read_body(path: Path) -> str:
+    """A memory's text without its frontmatter."""
+    return read_frontmatter(path.read_text(encoding="utf-8", errors="replace")).body
+
+
+def _importance(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 1.0
+    return max(0.0, float(value))
+
+
+def _opt_str(value: object) -> str | None:
+    return None if value is None else str(value)
