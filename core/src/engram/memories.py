@@ -65,7 +65,13 @@ __all__ = [
 
 
 def _now(now: datetime | None) -> datetime:
-    return (now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
+def _stamp(moment: datetime) -> str:
+    """Milliseconds: aging orders memories by creation time, and captures come in bursts."""
+    return moment.isoformat(timespec="milliseconds")
 
 
 def target_folder(memory_dir: Path, type: str, path: str | None) -> tuple[Path, str | None]:
@@ -138,7 +144,7 @@ def remember(
         "type": type,
         "scope": scope,
         "tags": new.tags,
-        "created_at": created.isoformat(),
+        "created_at": _stamp(created),
         "source": clean_source,
         "project": memory.config.root.name,
         "importance": importance,
@@ -211,7 +217,7 @@ def _merge(memory: Memory, document_id: str, new: ExtractedMemory, now: datetime
         title=new.title,
         tags=tags,
         importance=importance,
-        updated_at=now.isoformat(),
+        updated_at=_stamp(now),
         revisions=(revisions if isinstance(revisions, int) else 0) + 1,
     )
     replace_file(path, render(meta, new.title or "", new.content))
@@ -236,7 +242,7 @@ def _mark(
     for doc_id in document_ids:
         path = _writable_path(memory, doc_id)
         text = path.read_text(encoding="utf-8")
-        replace_file(path, with_frontmatter(text, {**changes, stamp: now.isoformat()}))
+        replace_file(path, with_frontmatter(text, {**changes, stamp: _stamp(now)}))
 
 
 def _writable_path(memory: Memory, document_id: str) -> Path:

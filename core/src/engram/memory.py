@@ -390,10 +390,12 @@ class Memory:
         filter: Filter | None = None,
         include_superseded: bool = False,
         recency_weight: float | None = None,
+        count_access: bool = True,
     ) -> SearchResult:
         """Rank chunks for ``query``. Superseded and archived memories are left out unless
         ``include_superseded``; ``recency_weight`` (default ``[search] recency_weight``) blends
-        in how new a hit is. Memory hits count as accesses (``engram prune`` reads them)."""
+        in how new a hit is. Memory hits count as accesses (``engram prune`` reads them) unless
+        ``count_access`` is False (recall counts only what its block holds)."""
         self.check_identity(writing=False)
         opts = self.config.search
         wanted = limit or opts.limit
@@ -409,7 +411,8 @@ class Memory:
         if weight > 0:
             hits = apply_recency(hits, weight, opts.recency_decay, time.time())
         result = result.model_copy(update={"hits": hits[:wanted]})
-        self.count_access(result)
+        if count_access:
+            self.count_access(result)
         return result
 
     def _search_live(
@@ -442,24 +445,30 @@ class Memory:
         return result.model_copy(update={"hits": live[:limit]})
 
     def count_access(self, result: SearchResult) -> None:
-        """Bump ``access_count`` / ``last_accessed_at`` of the memories among the hits. A log
-        that cannot be written never fails the search (a logged warning)."""
-        by_folder: dict[Path, list[str]] = {}
+        """Bump ``access_count`` / ``last_accessed_at`` of the memories among the hits."""
+        found = []
         for hit in result.hits:
             meta = hit.chunk.metadata
             memory_id = meta.get("id")
             if meta.get("memory_scope") in ("project", "user") and isinstance(memory_id, str):
-                path = self.config.resolve(hit.chunk.document_id).resolve()
-                folder = folder_of(self.folders, path)
-                if folder is not None and folder.writable:
-                    by_folder.setdefault(folder.path, []).append(memory_id)
+                found.append((hit.chunk.document_id, memory_id))
+        self.record_access(found)
+
+    def record_access(self, memories: Sequence[tuple[str, str]]) -> None:
+        """Count one access of each (document id, memory id) in its folder's access log. A log
+        that cannot be written never fails the search or recall (a logged warning)."""
+        by_folder: dict[Path, list[str]] = {}
+        folders = {f.path: f for f in self.folders}
+        for document_id, memory_id in memories:
+            folder = folder_of(self.folders, self.config.resolve(document_id).resolve())
+            if folder is not None and folder.writable:
+                by_folder.setdefault(folder.path, []).append(memory_id)
         now = time.time()
-        for folder_path, ids in by_folder.items():
-            folder = next(f for f in self.folders if f.path == folder_path)
+        for path, ids in by_folder.items():
             try:
-                self.access_log(folder).bump(ids, now)
+                self.access_log(folders[path]).bump(ids, now)
             except Exception as exc:  # statistics must never break a search
-                log.warning("access counts not recorded in %s: %s", folder_path, exc)
+                log.warning("access counts not recorded in %s: %s", path, exc)
 
     def forget_access(self, path: Path, memory_ids: Sequence[str]) -> None:
         folder = folder_of(self.folders, path.resolve())

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from engram.chunking import read_frontmatter
 from engram.errors import ConfigError, EmptyQuery
 from engram.filters import Eq
+from engram.models import Metadata
 from engram.redact import strip_private
 from engram.tokens import Tokenizer, default_tokenizer
 
@@ -40,6 +41,7 @@ class RecallItem(BaseModel):
 
     path: str
     id: str | None = None  # the chunk's id, when the memory came from search
+    memory_id: str | None = None  # the memory's id, for files of a memory folder
     start_line: int | None = None
     end_line: int | None = None
     source: str = "memory"
@@ -95,6 +97,7 @@ def recall(
     if clean_query is None and source != "sessions":
         candidates = _recent(memory)
     text, items = build_block(candidates, limit, tokenizer or default_tokenizer())
+    memory.record_access([(i.path, i.memory_id) for i in items if i.memory_id])
     count = (tokenizer or default_tokenizer()).count(text)
     return Recall(
         query=clean_query, budget=limit, tokens=count, text=text, items=items, warnings=warnings
@@ -103,7 +106,10 @@ def recall(
 
 def _search(memory: Memory, query: str, source: str | None) -> list[RecallItem]:
     flt = Eq(field="source", value=source) if source else None
-    result = memory.search(query, limit=memory.config.recall.candidates, filter=flt)
+    # Accesses are counted for what the block holds, not for every candidate.
+    result = memory.search(
+        query, limit=memory.config.recall.candidates, filter=flt, count_access=False
+    )
     items = []
     for hit in result.hits:
         meta = hit.chunk.metadata
@@ -118,9 +124,17 @@ def _search(memory: Memory, query: str, source: str | None) -> list[RecallItem]:
                 title=_str(meta.get("title")),
                 score=hit.score,
                 text=hit.chunk.text,
+                memory_id=_memory_id(meta),
             )
         )
     return items
+
+
+def _memory_id(meta: Metadata) -> str | None:
+    """The memory id of a chunk from a writable memory folder (their accesses are counted)."""
+    memory_id = meta.get("id")
+    in_folder = meta.get("memory_scope") in ("project", "user")
+    return memory_id if in_folder and isinstance(memory_id, str) else None
 
 
 def _recent(memory: Memory) -> list[RecallItem]:
@@ -142,6 +156,7 @@ def _recent(memory: Memory) -> list[RecallItem]:
                 end_line=max(total, fm.body_start_line),
                 title=info.title,
                 text=fm.body,
+                memory_id=info.id,
             )
         )
     return items

@@ -1,16 +1,33 @@
 """Privacy: ``<private>…</private>`` spans never reach storage, an embedder, an extractor or a log.
 
-Applied on every path into storage. An unclosed ``<private>`` hides everything after it: when
-in doubt, leave it out.
+Applied on every path into storage. Spans nest (``<private>a <private>b</private> c</private>``
+hides ``c`` too), and the tags tolerate case and inner whitespace (``< PRIVATE >``,
+``</private >``). An unclosed ``<private>`` hides everything after it: when in doubt, leave it
+out. A stray closing tag hides nothing and is dropped.
 """
 
 from __future__ import annotations
 
 import re
 
-_PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<\s*(/?)\s*private\s*>", re.IGNORECASE)
 
 
 def strip_private(text: str) -> str:
     """``text`` with every private span removed (line breaks inside kept, so line numbers hold)."""
-    return _PRIVATE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    if "<" not in text:
+        return text
+    out: list[str] = []
+    depth = 0
+    at = 0
+    for tag in _TAG.finditer(text):
+        piece = text[at : tag.start()]
+        out.append(piece if depth == 0 else "\n" * piece.count("\n"))
+        if tag.group(1):
+            depth = max(0, depth - 1)
+        else:
+            depth += 1
+        at = tag.end()
+    rest = text[at:]
+    out.append(rest if depth == 0 else "\n" * rest.count("\n"))
+    return "".join(out)
