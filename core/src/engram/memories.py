@@ -419,12 +419,19 @@ def list_memories(
 
 
 def all_memories(memory: Memory) -> list[MemoryInfo]:
-    """Every memory file of every folder, its ``scope`` the folder's (the folder is the truth)."""
+    """Every memory file of every folder, its ``scope`` the folder's (the folder is the truth),
+    with its access counts."""
     out = []
     for folder in memory.folders:
+        counts = memory.access_log(folder).read() if folder.writable else {}
         for path in memory_files(folder.path):
             info = read_info(path, memory.config.root)
-            out.append(info.model_copy(update={"scope": folder.scope}))
+            update: dict[str, Any] = {"scope": folder.scope}
+            seen = counts.get(info.id or "")
+            if seen is not None:
+                when = datetime.fromtimestamp(seen.last_at, UTC)
+                update.update(access_count=seen.count, last_accessed_at=_stamp(when))
+            out.append(info.model_copy(update=update))
     return out
 
 

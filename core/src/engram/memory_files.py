@@ -73,6 +73,9 @@ class MemoryInfo(BaseModel):
     status: str = "live"
     superseded_by: str | None = None
     supersedes: list[str] = Field(default_factory=list)
+    # From the folder's access log (search and recall hits), not the frontmatter.
+    access_count: int = 0
+    last_accessed_at: str | None = None
 
     @property
     def live(self) -> bool:

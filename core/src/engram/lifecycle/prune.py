@@ -24,7 +24,6 @@ from pydantic import BaseModel, Field
 
 from engram.errors import ConfigError
 from engram.filters import parse_iso
-from engram.lifecycle.access import Access
 from engram.memory_files import MemoryInfo
 
 if TYPE_CHECKING:
@@ -50,14 +49,13 @@ class PruneReport(BaseModel):
 
 def plan_prune(
     memories: Sequence[MemoryInfo],
-    access: dict[str, Access],
     *,
     now: float,
     max_age_days: float | None,
     max_count: int | None,
 ) -> list[Candidate]:
     """Which memories to remove, in the order they would go."""
-    candidates = [_judge(m, access.get(m.id or ""), now) for m in memories]
+    candidates = [_judge(m, now) for m in memories]
     doomed: list[Candidate] = []
     keep: list[Candidate] = []
     for c in candidates:
@@ -77,16 +75,14 @@ def plan_prune(
     return doomed
 
 
-def _judge(info: MemoryInfo, access: Access | None, now: float) -> Candidate:
-    stamps = [parse_iso(s) for s in (info.created_at, info.updated_at) if s]
-    times = [s.timestamp() for s in stamps if s is not None]
-    if access is not None:
-        times.append(access.last_at)
-    touched = max(times, default=now)
+def _judge(info: MemoryInfo, now: float) -> Candidate:
+    moments = (info.created_at, info.updated_at, info.last_accessed_at)
+    stamps = [parse_iso(s) for s in moments if s]
+    touched = max((s.timestamp() for s in stamps if s is not None), default=now)
     return Candidate(
         info=info,
         age_days=max(0.0, (now - touched) / 86_400.0),
-        access_count=access.count if access else 0,
+        access_count=info.access_count,
     )
 
 
@@ -125,10 +121,7 @@ def prune(
     folders = [f for f in memory.folders if f.writable and scope in ("all", f.scope)]
     scopes = {f.scope for f in folders}
     infos = [m for m in all_memories(memory) if m.scope in scopes]
-    access: dict[str, Access] = {}
-    for folder in folders:
-        access.update(memory.access_log(folder).read())
-    doomed = plan_prune(infos, access, now=when, max_age_days=max_age_days, max_count=max_count)
+    doomed = plan_prune(infos, now=when, max_age_days=max_age_days, max_count=max_count)
     if not dry_run:
         for c in doomed:
             memory.forget(c.info.path)
