@@ -27,6 +27,7 @@ DEFAULT_PLUGINS = (
     "engram.default_plugins.memory_store",
     "engram.default_plugins.hash_embedder",
     "engram.default_plugins.searchers",
+    "engram.default_plugins.rules_extractor",
 )
 ENTRY_POINT_GROUP = "engram"
 

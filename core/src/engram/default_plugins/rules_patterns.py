@@ -1,0 +1,361 @@
+"""The patterns of the ``rules`` extractor: which sentences state a preference, a decision, an
+error, a fix or a configuration fact, and what a preference or decision chooses and rejects.
+
+Precision first: a question, a hypothetical ("if we…", "should we…", "would…") or a line of
+code states nothing, and a sentence that matches no pattern is left alone. Patterns read plain
+English as people type it to coding agents; they are tested one family at a time in
+core/tests/test_rules_extractor.py.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(])|\n+|;\s+")
+_HYPOTHETICAL = re.compile(
+    r"^(?:if|what if|should|shall|would|could|can|do|does|did|is|are|maybe|perhaps|how|why|"
+    r"what|which|where|when|who)\b",
+    re.IGNORECASE,
+)
+_FILLER = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|well|also|and|but|actually|right|yes|yeah|great|good|noted|"
+    r"one more thing|by the way|btw|fyi|note|please)\b[,:.!]?\s*)+",
+    re.IGNORECASE,
+)
+
+# -- preferences -------------------------------------------------------------------------------
+_I_PREFER = re.compile(
+    r"\bI(?:'d| would)? (?:really |strongly |now |still |also |generally |usually )?"
+    r"(?P<verb>prefer|like|love|want|favou?r)s? (?P<rest>.+)",
+    re.IGNORECASE,
+)
+_I_RATHER = re.compile(r"\bI(?:'d| would) rather (?:have |use |see )?(?P<rest>.+)", re.IGNORECASE)
+_I_DISLIKE = re.compile(
+    r"\bI (?:really |strongly )?(?:don't|do not|never|no longer|hate|dislike)"
+    r"(?: (?:like|want|use|prefer|love))? (?P<rest>.+)",
+    re.IGNORECASE,
+)
+_RULE = re.compile(
+    r"^(?:please )?(?:always|never|don't|do not)\b(?! mind)(?P<rest>.+)", re.IGNORECASE
+)
+_FROM_NOW_ON = re.compile(r"\bfrom now on\b", re.IGNORECASE)
+
+# -- decisions ---------------------------------------------------------------------------------
+_DECIDED = re.compile(
+    r"\b(?:we|I|the team)(?:'ve| have)? (?:decided|agreed|chose|picked|settled on|went with|"
+    r"opted for|are going with|will go with|'re going with|'ll go with)\b(?P<rest>.+)",
+    re.IGNORECASE,
+)
+_LETS = re.compile(
+    r"\blet's (?:go with|use|stick with|switch to|move to|adopt)\b(?P<rest>.+)", re.IGNORECASE
+)
+_SWITCHING = re.compile(
+    r"\b(?:we|I)(?:'re| are| will|'ll| have|'ve)? (?:switching|switched|migrating|migrated|"
+    r"moving|moved|replacing|replaced)\b(?P<rest>.+)",
+    re.IGNORECASE,
+)
+
+# -- errors and fixes --------------------------------------------------------------------------
+_ERROR = re.compile(
+    r"\b(?:error|errors|exception|traceback|fails?|failed|failing|failure|crash(?:es|ed)?|"
+    r"segfault|panic|times? out|timed out|timeout|oomkilled|exit code \d+|broken|"
+    r"not found|no space left|refused|denied|cannot|can't|won't start|500)\b|\w+Error\b",
+    re.IGNORECASE,
+)
+_FIX = re.compile(
+    r"\b(?:fixed|fixes|fix was|solved|solves|resolved|resolves|the solution (?:is|was)|"
+    r"works now|worked around|workaround (?:is|was))\b",
+    re.IGNORECASE,
+)
+
+# -- configuration -----------------------------------------------------------------------------
+_COMMAND = re.compile(r"`([^`\n]{2,120})`")
+_RUN_WORDS = re.compile(
+    r"\b(?:run|runs|build|builds|apply|start|starts|serve|install|deploy|test|lint|format|"
+    r"execute|use)\b",
+    re.IGNORECASE,
+)
+_PORT = re.compile(r"\bport (\d{2,5})\b|\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d{2,5})\b", re.I)
+_ENV_VAR = re.compile(
+    r"\b(?i:set|export|env(?:ironment)? var(?:iable)?|reads)\b.*\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b"
+)
+_VERSION = re.compile(
+    r"\b(?:we (?:use|target|run|are on)|uses|targets|runs on|requires)\s+"
+    r"(?P<tool>Node(?:\.js)?|Python|Java|Go|Ruby|PHP|Rust|Postgres(?:QL)?|MySQL|Redis|"
+    r"Kubernetes|Terraform|Django|Rails|React|Vue|Angular)\s+(?P<version>v?\d+(?:\.\d+)*)",
+    re.IGNORECASE,
+)
+_CONFIG_FILE = re.compile(
+    r"\b(?:config|configuration|settings) (?:lives?|is|are) in\b|\.env\b", re.IGNORECASE
+)
+
+# -- progress ----------------------------------------------------------------------------------
+_PROGRESS = re.compile(
+    r"\b(?:we|I)(?:'ve| have)? (?:finished|completed|implemented|shipped|merged|deployed|"
+    r"released)\b(?P<rest>.+)",
+    re.IGNORECASE,
+)
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a message, code blocks left out."""
+    plain = FENCE.sub("\n", text)
+    parts = (p.strip() for p in _SENTENCE_END.split(plain))
+    return [p for p in parts if p and not p.startswith(("    ", ">", "$", "#"))]
+
+
+def clean(sentence: str) -> str:
+    """A sentence as a memory states it: filler words at the start dropped, first letter up,
+    one closing full stop."""
+    text = _FILLER.sub("", sentence.strip()).strip(" ,;:-")
+    if not text:
+        return ""
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", ")", "`")) else text + "."
+
+
+def is_statement(sentence: str) -> bool:
+    """Not a question, a hypothetical, or too short to state anything."""
+    stripped = _FILLER.sub("", sentence.strip())
+    if stripped.endswith("?") or len(stripped.split()) < 3:
+        return False
+    return not _HYPOTHETICAL.match(stripped)
+
+
+def preference(sentence: str, role: str) -> tuple[str, float] | None:
+    """(the preference as a memory states it, importance) or None."""
+    if role == "user":
+        match = _RULE.match(_FILLER.sub("", sentence.strip()))
+        if match:
+            return clean(sentence), 2.0
+        for pattern, verb in ((_I_DISLIKE, "does not want"), (_I_RATHER, "would rather have")):
+            match = pattern.search(sentence)
+            if match:
+                return f"The user {verb} {_object(match['rest'])}", 1.0
+        match = _I_PREFER.search(sentence)
+        if match and not re.match(r"to (?:know|ask|see|check)\b", match["rest"], re.I):
+            verb = match["verb"].lower()
+            third = {"like": "likes", "love": "loves", "want": "wants", "prefer": "prefers"}
+            said = third.get(verb, verb + "s")
+            return f"The user {said} {_object(match['rest'])}", 1.0
+        if _FROM_NOW_ON.search(sentence):
+            return clean(sentence), 1.0
+    return None
+
+
+def _object(rest: str) -> str:
+    text = rest.strip().rstrip(".!")
+    return text + "."
+
+
+def decision(sentence: str) -> str | None:
+    if _DECIDED.search(sentence) or _LETS.search(sentence) or _SWITCHING.search(sentence):
+        return clean(sentence)
+    return None
+
+
+def is_error(sentence: str) -> bool:
+    return bool(_ERROR.search(sentence)) and not _FIX.search(sentence)
+
+
+def is_fix(sentence: str) -> bool:
+    return bool(_FIX.search(sentence))
+
+
+def error_and_fix(sentence: str) -> bool:
+    """An error and its fix in one sentence ("X failed; raising Y fixed it")."""
+    return bool(_ERROR.search(sentence)) and bool(_FIX.search(sentence))
+
+
+def config_fact(sentence: str) -> str | None:
+    """A configuration fact: a command to run, a port, an environment variable, a runtime
+    version, where configuration lives."""
+    commands = _COMMAND.findall(sentence)
+    if commands and _RUN_WORDS.search(sentence):
+        return clean(sentence)
+    if _PORT.search(sentence) or _ENV_VAR.search(sentence) or _VERSION.search(sentence):
+        return clean(sentence)
+    if _CONFIG_FILE.search(sentence):
+        return clean(sentence)
+    return None
+
+
+def progress(sentence: str) -> str | None:
+    return clean(sentence) if _PROGRESS.search(sentence) else None
+
+
+def title_of(text: str, words: int = 9) -> str:
+    """A short title: the first words of the memory."""
+    parts = text.rstrip(".").split()
+    short = " ".join(parts[:words])
+    return short + ("…" if len(parts) > words else "")
+
+
+# -- what a preference or decision chooses ------------------------------------------------------
+
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "to",
+        "of",
+        "in",
+        "on",
+        "for",
+        "with",
+        "and",
+        "or",
+        "our",
+        "my",
+        "your",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "we",
+        "i",
+        "user",
+        "users",
+        "prefers",
+        "prefer",
+        "prefer's",
+        "likes",
+        "like",
+        "wants",
+        "want",
+        "use",
+        "uses",
+        "using",
+        "used",
+        "is",
+        "are",
+        "be",
+        "was",
+        "were",
+        "will",
+        "would",
+        "should",
+        "always",
+        "never",
+        "not",
+        "no",
+        "don't",
+        "do",
+        "does",
+        "from",
+        "now",
+        "than",
+        "rather",
+        "instead",
+        "over",
+        "code",
+        "files",
+        "file",
+    ]
+)
+_OVER = re.compile(
+    r"(?P<chosen>.+?)\s+(?:over|instead of|rather than|and not|not|but not|vs\.?|versus)\s+"
+    r"(?P<rejected>.+)",
+    re.IGNORECASE,
+)
+_SWITCH_TO = re.compile(
+    r"(?:switch(?:ed|ing)?|mov(?:e|ed|ing)|migrat(?:e|ed|ing)|replac(?:e|ed|ing))\b"
+    r"(?:.*?\bfrom (?P<old>[\w.+#-]+))?.*?\b(?:to|with) (?P<new>[\w.+#-]+)",
+    re.IGNORECASE,
+)
+_NEGATED = re.compile(
+    r"\b(?:does not want|doesn't want|no longer|don't|do not|never|stop using|not)\b\s+"
+    r"(?:(?:use|like|want|prefer|uses|likes|wants|prefers)\s+)?(?P<what>[\w.+#-]+(?: [\w.+#-]+)?)",
+    re.IGNORECASE,
+)
+_PREFERS = re.compile(
+    r"\b(?:prefers?|likes?|loves?|wants?|uses?|use|with|on|to|chose|picked|settled on|"
+    r"went with|go with|rather have)\s+(?P<what>.+)",
+    re.IGNORECASE,
+)
+_CUT = re.compile(
+    r"\s+(?:in|for|on|at|when|because|since|as|like|so|from now on|everywhere|from)\b.*$"
+    r"|[,.;:!].*$",
+    re.IGNORECASE,
+)
+_KEY_VALUE = re.compile(
+    r"(?P<key>[\w .-]{2,40}?)\s+(?:listens on|runs on|is on|uses|is served on)\s+port\s+"
+    r"(?P<value>\d{2,5})",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What a preference or decision chooses and rejects (sets of content words), what it is
+    about, and the settings it states (key → value)."""
+
+    chosen: frozenset[str]
+    rejected: frozenset[str]
+    topic: frozenset[str]
+    settings: tuple[tuple[str, str], ...]
+
+
+def words(text: str) -> frozenset[str]:
+    found = re.findall(r"[a-z0-9][a-z0-9.+#-]*", text.casefold())
+    return frozenset(_singular(w.strip(".-")) for w in found if w not in _STOP and len(w) > 1)
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def choice(text: str) -> Choice:
+    """Read what ``text`` chooses and rejects: "prefers A over B", "use A, not B", "switched
+    from B to A", "no longer uses B", and port settings ("the API listens on port 8080")."""
+    chosen: set[str] = set()
+    rejected: set[str] = set()
+    body = text.strip()
+    over = _OVER.search(body)
+    if over:
+        chosen |= words(_CUT.sub("", _after_verb(over["chosen"])))
+        rejected |= words(_CUT.sub("", over["rejected"]))
+    switch = _SWITCH_TO.search(body)
+    if switch:
+        chosen |= words(switch["new"])
+        if switch["old"]:
+            rejected |= words(switch["old"])
+    for negated in _NEGATED.finditer(body):
+        rejected |= words(_CUT.sub("", negated["what"]))
+    if not chosen:
+        prefers = _PREFERS.search(body)
+        if prefers and not _NEGATED.search(body[: prefers.start() + 20]):
+            chosen |= words(_CUT.sub("", prefers["what"]))
+    settings = tuple(
+        (" ".join(sorted(words(m["key"]))), m["value"]) for m in _KEY_VALUE.finditer(body)
+    )
+    return Choice(
+        chosen=frozenset(chosen - rejected),
+        rejected=frozenset(rejected),
+        topic=words(body),
+        settings=settings,
+    )
+
+
+def _after_verb(text: str) -> str:
+    match = _PREFERS.search(text)
+    return match["what"] if match else text
+
+
+def contradicts(new: Choice, old: Choice) -> bool:
+    """The new statement reverses the old one: it rejects what the old chose, or chooses what
+    the old rejected instead of what the old chose, or gives a setting another value."""
+    if new.rejected & old.chosen:
+        return True
+    if old.rejected & new.chosen and not new.chosen <= old.chosen:
+        return True
+    old_settings = dict(old.settings)
+    for key, value in new.settings:
+        if key and key in old_settings and old_settings[key] != value:
+            return True
+    return False
