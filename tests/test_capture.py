@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engram.default_plugins.rules_extractor import RulesExtractor
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_support import copy_fixtures, frontmatter, sessions_config
 from engram.cli import main
 from engram.config import load_config
+from engram.default_plugins.rules_extractor import RulesExtractor
 from engram.hookspecs import hookimpl
 from engram.memory import Memory
 from engram.memory_files import memory_files
