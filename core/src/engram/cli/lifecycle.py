@@ -61,12 +61,13 @@ def capture_command(
         else:
             messages = read_messages(*_read_input(source))
         report = memory.capture(messages, checked, scope=where)
-    _print_capture(report, as_json)
-    if report.failed:
+    if report.failed:  # one line says it all; --json still gets the whole report
+        if as_json:
+            console.print_json(report.model_dump_json())
         raise ExtractorError(
-            "extraction failed, nothing was captured and nothing stored changed: "
-            + "; ".join(report.warnings[:1])
+            f"{report.warnings[0]}; nothing was captured and nothing stored changed"
         )
+    _print_capture(report, as_json)
 
 
 def _read_input(source: str | None) -> tuple[str, str]:

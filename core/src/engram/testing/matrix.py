@@ -44,6 +44,22 @@ GROUPS: list[tuple[str, tuple[str, ...]]] = [
         ("test_hits_are", "test_the_matching", "test_punctuation", "test_hybrid_degrades"),
     ),
     (
+        "extractor",
+        (
+            "test_empty_conversation",
+            "test_finds_typed",
+            "test_every_mode",
+            "test_unicode_and",
+            "test_summary_mode",
+            "test_init_mode",
+            "test_a_successful_call",
+            "test_recall_on",
+            "test_a_changed_preference",
+            "test_unrelated_memories",
+            "test_condense_gives",
+        ),
+    ),
+    (
         "embedder",
         (
             "test_one_finite",
@@ -53,9 +69,6 @@ GROUPS: list[tuple[str, tuple[str, ...]]] = [
             "test_large",
             "test_query_and",
             "test_similar",
-            "test_finds_typed",
-            "test_every_mode",
-            "test_unicode_and",
         ),
     ),
 ]
@@ -74,6 +87,7 @@ def discover(root: Path) -> list[Path]:
         "core/tests/test_conformance.py",
         "backends/*/tests/test_conformance.py",
         "embedders/*/tests/test_conformance.py",
+        "extractors/*/tests/test_conformance.py",
     )
     return sorted(p for pattern in patterns for p in root.glob(pattern))
 

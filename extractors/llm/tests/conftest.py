@@ -1,0 +1,55 @@
+"""Fixtures: fake chat servers (a working one, one that always fails), and extractors built
+from options the way engram's config builds them, with waits recorded instead of slept."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_chat import FakeChat, Reply
+
+from engram_llm import LLMExtractor, LLMOptions
+
+KEY = "sk-fake-chat-key-0000"
+Build = Callable[..., LLMExtractor]
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeChat]:
+    with FakeChat(KEY) as server:
+        yield server
+
+
+@pytest.fixture
+def down() -> Iterator[FakeChat]:
+    """A provider that answers every request with HTTP 503."""
+    with FakeChat(KEY, always=Reply(503)) as server:
+        yield server
+
+
+@pytest.fixture
+def waits() -> list[float]:
+    return []
+
+
+@pytest.fixture
+def build(tmp_path: Path, waits: list[float]) -> Iterator[Build]:
+    """``build(server, ..., **options)``: an extractor over these servers, in this order."""
+    made: list[LLMExtractor] = []
+
+    def factory(*servers: FakeChat | dict[str, Any], **shared: Any) -> LLMExtractor:
+        providers = [
+            s if isinstance(s, dict) else {"name": f"p{i}", "base_url": s.url, "api_key": KEY}
+            for i, s in enumerate(servers, 1)
+        ]
+        shared.setdefault("ledger_path", tmp_path / "usage.sqlite")
+        options = LLMOptions.model_validate({"providers": providers, **shared})
+        extractor = LLMExtractor(options, sleep=waits.append, random=lambda: 0.5)
+        made.append(extractor)
+        return extractor
+
+    yield factory
+    for extractor in made:
+        extractor.close()

@@ -1,0 +1,22 @@
+"""The llm extractor passes engram's ExtractorSuite against the real SDK and a local fake chat
+server, with a first provider that always fails, so every suite test goes through the fallback
+(test_llm_extractor.py counts the requests)."""
+
+from __future__ import annotations
+
+import pytest
+from fake_chat import Build, FakeChat
+
+from engram.testing import ExtractorSuite
+from engram_llm import LLMExtractor
+
+
+class TestLLMExtractor(ExtractorSuite):
+    # The fake model answers with what the rules extractor finds, so a recall figure here would
+    # measure the fake, not a model: the labelled conversations still go through the whole wire
+    # path, without a promise.
+    min_recall = None
+
+    @pytest.fixture
+    def extractor(self, build: Build, down: FakeChat, fake: FakeChat) -> LLMExtractor:
+        return build(down, fake)

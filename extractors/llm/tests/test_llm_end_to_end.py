@@ -1,0 +1,152 @@
+"""engram with the llm extractor, through the real CLI: capture, a contradiction judged by the
+model, old session summaries condensed by it, every call in `engram usage`, and a model that
+answers malformed JSON giving one clear error while nothing stored changes."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_chat import KEY, FakeChat, Reply
+
+from engram.cli import main
+from engram.memory_files import memory_files, render
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> Any:
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+@pytest.fixture
+def project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: FakeChat, down: FakeChat
+) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "engram.toml").write_text(
+        f"""
+[embedder]
+provider = "hash"
+
+[vault]
+paths = ["memory"]
+
+[extractor]
+provider = "llm"
+retry_base_delay = 0.0
+retry_max_delay = 0.0
+
+[[extractor.providers]]
+name = "local"
+base_url = "{down.url}"
+api_key_env = ""
+
+[[extractor.providers]]
+name = "cloud"
+base_url = "{fake.url}"
+model = "gpt-4o-mini"
+api_key_env = "FAKE_CHAT_KEY"
+""",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("FAKE_CHAT_KEY", KEY)
+    monkeypatch.chdir(root)
+    down.api_key = "not-needed"  # what the SDK sends to a provider configured without a key
+    return root
+
+
+def conversation(path: Path, *turns: str) -> str:
+    roles = ("user", "assistant")
+    data = [{"role": roles[i % 2], "content": t} for i, t in enumerate(turns)]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+def test_capture_and_a_contradiction_judged_by_the_model(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], fake: FakeChat
+) -> None:
+    first = conversation(
+        tmp_path / "a.json",
+        "For this repository I prefer tabs over spaces in Go code, gofmt expects them anyway.",
+        "Noted, Go files keep tab indentation.",
+    )
+    later = conversation(
+        tmp_path / "b.json",
+        "Change of plan: I prefer spaces over tabs in Go code now, to match the other repos.",
+        "Understood, spaces from now on.",
+    )
+    old = run_json(capsys, "capture", first)["stored"][0]
+    new = run_json(capsys, "capture", later)["stored"][0]
+    assert new["superseded"] == [old["id"]]
+    systems = [s.body["messages"][0]["content"] for s in fake.requests]
+    assert any(s.startswith("You judge whether") for s in systems)  # the model was asked
+    hits = run_json(capsys, "search", "Go indentation tabs spaces", "--mode", "keyword")["hits"]
+    assert [h["path"] for h in hits] == [new["path"]]
+    usage = run_json(capsys, "usage", "--by", "provider,operation")
+    rows = {(r["provider"], r["operation"]): r for r in usage["rows"]}
+    assert rows[("cloud", "extract")]["requests"] == 2
+    assert rows[("cloud", "contradict")]["requests"] >= 1
+    assert rows[("local", "extract")]["errors"] == 8  # 2 captures x (1 + 3 retries)
+    assert usage["total"]["output_tokens"] > 0
+
+
+def test_a_model_answering_malformed_json_gives_a_clear_error_and_loses_nothing(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], fake: FakeChat
+) -> None:
+    kept = run_json(capsys, "remember", "Releases are cut from the main branch.")
+    before = {p: p.read_bytes() for p in memory_files(project / "memory")}
+    fake.always = Reply(content='{"memories": [{"type": "decision", "content": "unterminated')
+    chat = conversation(
+        tmp_path / "c.json",
+        "We decided to cut releases from release branches instead of main from now on.",
+        "OK, I'll create release/1.4 today and document the flow.",
+    )
+    code, _, err = run(capsys, "capture", chat)
+    assert code == 1
+    assert err.count("error:") == 1 and "Traceback" not in err
+    assert "not JSON" in err and "nothing stored changed" in err
+    assert "cloud" in err and "local" in err  # each provider's failure is named
+    assert {p: p.read_bytes() for p in memory_files(project / "memory")} == before
+    assert [m["id"] for m in run_json(capsys, "list")] == [kept["id"]]
+
+
+def test_old_session_summaries_are_condensed_into_a_learned_pattern(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = project / "memory" / "session-summary"
+    folder.mkdir(parents=True)
+    start = datetime(2025, 3, 1, tzinfo=UTC)
+    for day in range(5):
+        meta = {
+            "id": f"2025030{day + 1}-090000-00000{day}",
+            "title": f"Session {day}",
+            "type": "session-summary",
+            "scope": "project",
+            "project": "project",
+            "created_at": (start + timedelta(days=day)).isoformat(),
+        }
+        body = f"Session {day}: fixed flaky tests by seeding the random generator. Then lunch."
+        (folder / f"session-{day}.md").write_text(render(meta, f"Session {day}", body))
+    run_json(capsys, "index")
+    report = run_json(capsys, "age")
+    assert sorted(Path(p).stem for p in report["condensed"]) == ["session-0", "session-1"]
+    assert report["archived"] == [] and len(report["learned"]) == 1
+    learned = project / report["learned"][0]
+    assert "learned-pattern" in learned.parts
+    assert "fixed flaky tests by seeding" in learned.read_text(encoding="utf-8")
+    chain = run_json(capsys, "history", "2025030" + "1-090000-000000")["chain"]
+    assert [m["type"] for m in chain] == ["session-summary", "session-summary", "learned-pattern"]
+    assert [m["status"] for m in chain] == ["superseded", "superseded", "live"]
+    usage = run_json(capsys, "usage", "--by", "operation")
+    assert {r["operation"] for r in usage["rows"]} >= {"condense"}
