@@ -149,3 +149,31 @@ def test_with_the_embedder_down_the_memory_is_written_with_a_warning(tmp_path: P
         stored = memory.remember("Releases are tagged from main.", type="decision")
     assert stored.action == "created" and (tmp_path / stored.path).is_file()
     assert any("without checking for duplicates" in w for w in stored.warnings)
+
+
+def test_the_agent_tools_merge_and_supersede_the_same_way(tmp_path: Path, memory: Memory) -> None:
+    from engram.tools import Toolbox
+
+    tools = Toolbox(memory)
+    first = tools.call(
+        "memory_store", {"content": "Deploys go out on Tuesdays.", "type": "decision"}
+    )
+    again = tools.call(
+        "memory_store", {"content": "Deploys go out every Tuesday.", "type": "decision"}
+    )
+    assert first.ok and again.ok and again.data is not None and first.data is not None
+    assert again.data["action"] == "updated" and again.data["id"] == first.data["id"]
+    assert again.text.startswith("Updated the near-duplicate memory")
+    old = tools.call("memory_store", {"content": "The user prefers tabs.", "type": "preference"})
+    new = tools.call(
+        "memory_store", {"content": "The user prefers spaces over tabs.", "type": "preference"}
+    )
+    assert old.data is not None and new.data is not None
+    assert new.data["superseded"] == [old.data["id"]] and "It supersedes" in new.text
+    plain = tools.call("memory_search", {"query": "tabs or spaces preference"})
+    history = tools.call(
+        "memory_search", {"query": "tabs or spaces preference", "include_superseded": True}
+    )
+    assert plain.data is not None and history.data is not None
+    assert {h["superseded"] for h in plain.data["results"]} == {False}
+    assert any(h["superseded"] for h in history.data["results"])
