@@ -233,3 +233,24 @@ def test_prune_needs_a_limit_and_says_so(project: Path, capsys: pytest.CaptureFi
     assert code == 1 and "--max-age" in err and "Traceback" not in err
     code, _, err = run(capsys, "prune", "--max-count", "3", "--scope", "everywhere")
     assert code == 1 and "project, user, all" in err
+
+
+def test_the_agent_tools_refuse_to_write_into_an_external_folder(
+    project: Path, tmp_path: Path
+) -> None:
+    from engram.config import load_config
+    from engram.memory import Memory
+    from engram.tools import Toolbox
+
+    runbook = tmp_path / "team-notes/runbooks/on-call.md"
+    before = runbook.read_bytes()
+    with Memory.open(load_config(start=project)) as memory:
+        memory.index()
+        tools = Toolbox(memory)
+        result = tools.call("memory_forget", {"id": runbook.as_posix()})
+        assert not result.ok and "only reads" in result.text
+        escape = tools.call("memory_store", {"content": "x y z", "path": runbook.as_posix()})
+        assert not escape.ok and "refused" in escape.text
+        read = tools.call("memory_get", {"path": runbook.as_posix()})
+        assert read.ok and "replication lag" in read.text  # reading it is fine
+    assert runbook.read_bytes() == before

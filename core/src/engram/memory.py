@@ -424,25 +424,27 @@ class Memory:
         include_superseded: bool,
     ) -> SearchResult:
         """Search, leaving out memory history unless asked for. Without a filter of the
-        caller's, history is dropped from an unfiltered search (a metadata filter costs every
-        query a scan in some stores, and history is rare among hits); only when that leaves too
-        few hits is the search run again with the filter."""
+        caller's, the search runs unfiltered first (a metadata filter costs some stores a scan
+        on every query, and history is rare among hits); only when history shows up among the
+        hits is it run again with the filter, so the answer is the filtered search's."""
 
-        def run(flt: Filter | None, k: int) -> SearchResult:
+        def run(flt: Filter | None) -> SearchResult:
             return self.searcher.search(
-                query, self.store, self.embedder, mode=mode, limit=k, filter=flt
+                query, self.store, self.embedder, mode=mode, limit=limit, filter=flt
             )
 
         if include_superseded:
-            return run(filter, limit)
+            return run(filter)
         can_filter = "filter" in self.store.capabilities
         if filter is not None and can_filter:
-            return run(And(filters=[filter, LIVE_ONLY]), limit)
-        result = run(filter, limit * 2 if can_filter else min(1000, limit * 4))
+            return run(And(filters=[filter, LIVE_ONLY]))
+        result = run(filter)
         live = [h for h in result.hits if matches(LIVE_ONLY, h.chunk.metadata)]
-        if len(live) < min(limit, len(result.hits)) and can_filter:
-            return run(LIVE_ONLY, limit)
-        return result.model_copy(update={"hits": live[:limit]})
+        if len(live) == len(result.hits):
+            return result
+        if can_filter:
+            return run(LIVE_ONLY)
+        return result.model_copy(update={"hits": live})
 
     def count_access(self, result: SearchResult) -> None:
         """Bump ``access_count`` / ``last_accessed_at`` of the memories among the hits."""
