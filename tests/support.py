@@ -3,9 +3,14 @@ conftest.py)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from engram.cli import main
 from engram.memory import Memory
 
 REPO = Path(__file__).resolve().parent.parent
@@ -39,3 +44,17 @@ def note(i: int) -> str:
         + " ".join(f"word{(i * 31 + j) % 997}" for j in range(40))
         + "\n"
     )
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Run the real ``engram`` CLI in process: (exit code, stdout, stderr)."""
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def cli_json(capsys: pytest.CaptureFixture[str], *args: str) -> Any:
+    """Run ``engram ARGS --json``, which must succeed, and parse what it printed."""
+    code, out, err = cli(capsys, *args, "--json")
+    assert code == 0, err
+    return json.loads(out)

@@ -8,14 +8,12 @@ import json
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_support import copy_fixtures, frontmatter, sessions_config
-from engram.cli import main
 from engram.config import load_config
 from engram.default_plugins.rules_extractor import RulesExtractor
 from engram.hookspecs import hookimpl
@@ -24,20 +22,9 @@ from engram.memory_files import memory_files
 from engram.models import ExtractedMemory, ExtractionMode, Message
 from engram.plugins import get_plugin_manager
 from engram.registry import Register
+from support import cli, cli_json
 
 CLAUDE_ID = "0b6f7c3e-1111-4a5b-9c1d-aaaaaaaaaaaa"
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> Any:
-    code, out, err = run(capsys, *args, "--json")
-    assert code == 0, err
-    return json.loads(out)
 
 
 @pytest.fixture
@@ -82,27 +69,27 @@ def test_a_changed_preference_supersedes_the_old_one_and_rebuild_keeps_it(
             "Understood, spaces from now on.",
         ),
     )
-    old = run_json(capsys, "capture", first)["stored"]
-    new = run_json(capsys, "capture", later)["stored"]
+    old = cli_json(capsys, "capture", first)["stored"]
+    new = cli_json(capsys, "capture", later)["stored"]
     old_pref = next(m for m in old if m["type"] == "preference")
     new_pref = next(m for m in new if m["type"] == "preference")
     assert new_pref["action"] == "created" and new_pref["superseded"] == [old_pref["id"]]
 
     def found() -> list[str]:
-        hits = run_json(capsys, "search", "Go indentation preference tabs spaces")["hits"]
+        hits = cli_json(capsys, "search", "Go indentation preference tabs spaces")["hits"]
         return [h["path"] for h in hits if h["metadata"].get("type") == "preference"]
 
     assert found() == [new_pref["path"]]
-    chain = run_json(capsys, "history", old_pref["id"])["chain"]
+    chain = cli_json(capsys, "history", old_pref["id"])["chain"]
     assert [(m["id"], m["status"]) for m in chain] == [
         (old_pref["id"], "superseded"),
         (new_pref["id"], "live"),
     ]
     assert (project / old_pref["path"]).is_file()  # history stays on disk
-    code, _, _ = run(capsys, "rebuild")
+    code, _, _ = cli(capsys, "rebuild")
     assert code == 0
     assert found() == [new_pref["path"]]
-    assert [m["id"] for m in run_json(capsys, "history", new_pref["id"])["chain"]] == [
+    assert [m["id"] for m in cli_json(capsys, "history", new_pref["id"])["chain"]] == [
         old_pref["id"],
         new_pref["id"],
     ]
@@ -112,8 +99,8 @@ def test_bad_input_gives_one_clear_line_and_changes_nothing(
     project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     good = write(tmp_path / "good.json", chat("We decided to use Redis for the session cache."))
-    run_json(capsys, "capture", good, "--mode", "summary")  # too short: nothing stored
-    stored = run_json(capsys, "remember", "The cache TTL is ten minutes.", "--type", "decision")
+    cli_json(capsys, "capture", good, "--mode", "summary")  # too short: nothing stored
+    stored = cli_json(capsys, "remember", "The cache TTL is ten minutes.", "--type", "decision")
     before = {p: p.read_bytes() for p in memory_files(project / "memory")}
     cases = [
         (("capture", good, "--mode", "nonsense"), "unknown extraction mode 'nonsense'"),
@@ -125,11 +112,11 @@ def test_bad_input_gives_one_clear_line_and_changes_nothing(
         (("capture", good, "--mode", "init"), "give no input file"),
     ]
     for args, message in cases:
-        code, _, err = run(capsys, *args)
+        code, _, err = cli(capsys, *args)
         assert code == 1, args
         assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert {p: p.read_bytes() for p in memory_files(project / "memory")} == before
-    assert run_json(capsys, "list")[0]["id"] == stored["id"]
+    assert cli_json(capsys, "list")[0]["id"] == stored["id"]
 
 
 def test_a_claude_code_transcript_and_stdin_messages_are_captured(
@@ -138,7 +125,7 @@ def test_a_claude_code_transcript_and_stdin_messages_are_captured(
     transcript = next(
         (Path(__file__).parent / "fixtures/sessions/claude/projects").glob(f"*/{CLAUDE_ID}.jsonl")
     )
-    report = run_json(capsys, "capture", str(transcript))
+    report = cli_json(capsys, "capture", str(transcript))
     assert report["messages"] >= 3 and report["used"] >= 2
     import io
 
@@ -147,7 +134,7 @@ def test_a_claude_code_transcript_and_stdin_messages_are_captured(
         "Raising the memory limit of the worker deployment to 2Gi fixed it.",
     )
     monkeypatch.setattr("sys.stdin", io.StringIO(messages))
-    report = run_json(capsys, "capture", "-")
+    report = cli_json(capsys, "capture", "-")
     kinds = {m["type"] for m in report["stored"]}
     assert "error-solution" in kinds
     fix = next(m for m in report["stored"] if m["type"] == "error-solution")
@@ -167,12 +154,12 @@ def test_init_mode_reads_the_project_files(
         '[project]\nname = "ledger"\ndependencies = ["flask>=3", "sqlalchemy>=2"]\n',
         encoding="utf-8",
     )
-    report = run_json(capsys, "capture", "--mode", "init")
+    report = cli_json(capsys, "capture", "--mode", "init")
     briefs = [m for m in report["stored"] if m["type"] == "project-brief"]
     assert briefs and "double-entry" in (project / briefs[0]["path"]).read_text(encoding="utf-8")
-    again = run_json(capsys, "capture", "--mode", "init")  # the same files: merged, not doubled
+    again = cli_json(capsys, "capture", "--mode", "init")  # the same files: merged, not doubled
     assert {m["action"] for m in again["stored"]} == {"updated"}
-    assert len(run_json(capsys, "list", "--type", "project-brief")) == 1
+    assert len(cli_json(capsys, "list", "--type", "project-brief")) == 1
 
 
 # --------------------------------------------------------------------------- failing extractors
@@ -323,9 +310,9 @@ def test_sessions_are_captured_once_per_growth(
         encoding="utf-8",
     )
     monkeypatch.chdir(root)
-    first = run_json(capsys, "sessions", "--capture")["capture"]
+    first = cli_json(capsys, "sessions", "--capture")["capture"]
     assert first["sessions"] == 5 and len(first["captured"]) >= 1
-    assert run_json(capsys, "sessions", "--capture")["capture"]["captured"] == []
+    assert cli_json(capsys, "sessions", "--capture")["capture"]["captured"] == []
     transcript = next(claude.glob(f"*/{CLAUDE_ID}.jsonl"))
     grown = {
         "type": "user",
@@ -339,13 +326,13 @@ def test_sessions_are_captured_once_per_growth(
     }
     with transcript.open("a", encoding="utf-8") as handle:  # its last line was cut off
         handle.write("\n" + json.dumps(grown) + "\n")
-    again = run_json(capsys, "sessions", "--capture")["capture"]
+    again = cli_json(capsys, "sessions", "--capture")["capture"]
     assert again["captured"] == [f"sessions/claude-code/{CLAUDE_ID}"]
-    summaries = run_json(
+    summaries = cli_json(
         capsys, "list", "--type", "session-summary", "--tag", f"session:claude-code/{CLAUDE_ID}"
     )
     assert len(summaries) == 1  # the fresh summary superseded the session's earlier one
-    code, out, _ = run(capsys, "sessions", "--capture")
+    code, out, _ = cli(capsys, "sessions", "--capture")
     assert code == 0 and "captured 0 of 5 sessions" in out
     shutil.rmtree(claude)  # sessions vanish: their capture is simply not attempted
-    assert run(capsys, "sessions", "--capture")[0] == 0
+    assert cli(capsys, "sessions", "--capture")[0] == 0

@@ -4,7 +4,6 @@ folder ($XDG_DATA_HOME, isolated per test) and an external folder."""
 from __future__ import annotations
 
 import itertools
-import json
 import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -13,8 +12,8 @@ from typing import Any
 import pytest
 
 from agent_support import frontmatter
-from engram.cli import main
 from engram.memory_files import memory_files, render
+from support import cli, cli_json
 
 
 @pytest.fixture
@@ -36,18 +35,6 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> Any:
-    code, out, err = run(capsys, *args, "--json")
-    assert code == 0, err
-    return json.loads(out)
-
-
 def user_dir() -> Path:
     return Path(os.environ["XDG_DATA_HOME"]) / "engram" / "memory"
 
@@ -67,19 +54,19 @@ def write_memory(folder: Path, name: str, **meta: Any) -> Path:
 def test_search_reads_project_user_and_external_folders(
     project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    user = run_json(capsys, "remember", "Always answer in British English.", "--scope", "user")
-    proj = run_json(capsys, "remember", "The billing API is versioned in the URL path.")
+    user = cli_json(capsys, "remember", "Always answer in British English.", "--scope", "user")
+    proj = cli_json(capsys, "remember", "The billing API is versioned in the URL path.")
     assert Path(user["path"]).is_relative_to(user_dir()) and user["scope"] == "user"
     assert proj["path"].startswith("memory/") and proj["scope"] == "project"
-    run_json(capsys, "index")
-    found = run_json(capsys, "search", "replication lag database team", "--mode", "keyword")
+    cli_json(capsys, "index")
+    found = cli_json(capsys, "search", "replication lag database team", "--mode", "keyword")
     assert found["hits"][0]["path"] == (tmp_path / "team-notes/runbooks/on-call.md").as_posix()
     assert found["hits"][0]["metadata"]["memory_scope"] == "external"
-    found = run_json(capsys, "search", "British English", "--mode", "keyword")
+    found = cli_json(capsys, "search", "British English", "--mode", "keyword")
     assert found["hits"][0]["path"] == user["path"]
-    listed = {m["scope"] for m in run_json(capsys, "list")}
+    listed = {m["scope"] for m in cli_json(capsys, "list")}
     assert listed == {"user", "project", "external"}
-    code, out, _ = run(capsys, "get", (tmp_path / "team-notes/runbooks/on-call.md").as_posix())
+    code, out, _ = cli(capsys, "get", (tmp_path / "team-notes/runbooks/on-call.md").as_posix())
     assert code == 0 and "replication lag" in out
 
     # Another project on the same machine sees the user's memory, not this project's.
@@ -87,10 +74,10 @@ def test_search_reads_project_user_and_external_folders(
     other.mkdir()
     (other / "engram.toml").write_text('[embedder]\nprovider = "hash"\n', encoding="utf-8")
     os.chdir(other)
-    run_json(capsys, "index")
-    found = run_json(capsys, "search", "British English", "--mode", "keyword")
+    cli_json(capsys, "index")
+    found = cli_json(capsys, "search", "British English", "--mode", "keyword")
     assert [h["path"] for h in found["hits"]] == [user["path"]]
-    assert run_json(capsys, "search", "billing API versioned", "--mode", "keyword")["hits"] == []
+    assert cli_json(capsys, "search", "billing API versioned", "--mode", "keyword")["hits"] == []
 
 
 def test_writes_into_an_external_folder_are_refused_and_lose_nothing(
@@ -98,23 +85,23 @@ def test_writes_into_an_external_folder_are_refused_and_lose_nothing(
 ) -> None:
     runbook = tmp_path / "team-notes/runbooks/on-call.md"
     before = runbook.read_bytes()
-    run_json(capsys, "index")
-    code, out, err = run(capsys, "forget", runbook.as_posix())
+    cli_json(capsys, "index")
+    code, out, err = cli(capsys, "forget", runbook.as_posix())
     assert code == 1 and out == ""
     assert "external memory folder" in err and "only reads" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
     assert runbook.read_bytes() == before
-    found = run_json(capsys, "search", "replication lag", "--mode", "keyword")
+    found = cli_json(capsys, "search", "replication lag", "--mode", "keyword")
     assert found["hits"] and found["hits"][0]["path"] == runbook.as_posix()
     # prune never looks at external folders, even with --scope all
-    report = run_json(capsys, "prune", "--max-count", "0", "--scope", "all")
+    report = cli_json(capsys, "prune", "--max-count", "0", "--scope", "all")
     assert report["removed"] == [] and runbook.read_bytes() == before
 
 
 def test_a_user_memory_is_written_only_where_user_scope_allows(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, _, err = run(
+    code, _, err = cli(
         capsys, "--set", "memory.user_scope=false", "remember", "x y z", "--scope", "user"
     )
     assert code == 1 and "no user memory folder" in err and not user_dir().exists()
@@ -131,20 +118,20 @@ def test_only_the_newest_progress_memory_stays_live(
         "Progress: the invoice exporter writes PDF files as well.",
         "Progress: the invoice exporter is deployed to staging.",
     ]
-    stored = [run_json(capsys, "remember", s, "--type", "progress") for s in steps]
-    live = run_json(capsys, "list", "--type", "progress")
+    stored = [cli_json(capsys, "remember", s, "--type", "progress") for s in steps]
+    live = cli_json(capsys, "list", "--type", "progress")
     assert [m["id"] for m in live] == [stored[-1]["id"]]
-    everything = run_json(capsys, "list", "--type", "progress", "--include-superseded")
+    everything = cli_json(capsys, "list", "--type", "progress", "--include-superseded")
     assert len(everything) == 3 and all((project / m["path"]).is_file() for m in everything)
     for old, newer in itertools.pairwise(stored):  # each by the next: a chain
         meta = frontmatter(project / old["path"])
         assert meta["status"] == "superseded" and meta["superseded_by"] == newer["id"]
-    hits = run_json(capsys, "search", "invoice exporter progress", "--mode", "keyword")["hits"]
+    hits = cli_json(capsys, "search", "invoice exporter progress", "--mode", "keyword")["hits"]
     assert [h["path"] for h in hits] == [stored[-1]["path"]]
-    chain = run_json(capsys, "history", stored[0]["id"])["chain"]
+    chain = cli_json(capsys, "history", stored[0]["id"])["chain"]
     assert [m["id"] for m in chain] == [s["id"] for s in stored]
     assert [m["status"] for m in chain] == ["superseded", "superseded", "live"]
-    code, out, _ = run(capsys, "history", stored[0]["id"])
+    code, out, _ = cli(capsys, "history", stored[0]["id"])
     assert code == 0 and out.startswith("→ ") and f"superseded by {stored[1]['id']}" in out
 
 
@@ -162,11 +149,11 @@ def test_old_session_summaries_are_archived_by_the_rules_extractor(
             project="project",
             created_at=(start + timedelta(days=day)).isoformat(),
         )
-    run_json(capsys, "index")
-    dry = run_json(capsys, "age", "--dry-run")
+    cli_json(capsys, "index")
+    dry = cli_json(capsys, "age", "--dry-run")
     assert sorted(Path(p).stem for p in dry["condensed"]) == ["session-0", "session-1"]
     assert all(frontmatter(p).get("status") is None for p in memory_files(folder))
-    report = run_json(capsys, "age")
+    report = cli_json(capsys, "age")
     assert sorted(Path(p).stem for p in report["archived"]) == ["session-0", "session-1"]
     statuses = {p.stem: frontmatter(p).get("status") for p in memory_files(folder)}
     assert statuses == {
@@ -176,11 +163,11 @@ def test_old_session_summaries_are_archived_by_the_rules_extractor(
         "session-3": None,
         "session-4": None,
     }
-    live = run_json(capsys, "list", "--type", "session-summary")
+    live = cli_json(capsys, "list", "--type", "session-summary")
     assert sorted(m["title"] for m in live) == ["session-2", "session-3", "session-4"]
-    hits = run_json(capsys, "search", "session-0 memory", "--mode", "keyword")["hits"]
+    hits = cli_json(capsys, "search", "session-0 memory", "--mode", "keyword")["hits"]
     assert all("session-0" not in h["path"] for h in hits)
-    assert run_json(capsys, "age")["archived"] == []  # nothing left to age
+    assert cli_json(capsys, "age")["archived"] == []  # nothing left to age
 
 
 # --------------------------------------------------------------------------- prune
@@ -205,23 +192,23 @@ def test_prune_removes_old_unimportant_memories_first(
     kept_important = old("important-rule", 90, 3.0, 2)
     fresh = old("fresh-note", 2, 1.0, 3)
     used = old("weekly-runbook", 90, 1.0, 4)
-    run_json(capsys, "index")
+    cli_json(capsys, "index")
     # a search hit counts as an access: the runbook was touched just now
-    hits = run_json(capsys, "search", "weekly runbook", "--mode", "keyword")["hits"]
+    hits = cli_json(capsys, "search", "weekly runbook", "--mode", "keyword")["hits"]
     assert [Path(h["path"]).stem for h in hits] == ["weekly-runbook"]
 
-    plan = run_json(capsys, "prune", "--max-age", "60", "--dry-run")
+    plan = cli_json(capsys, "prune", "--max-age", "60", "--dry-run")
     assert [Path(c["info"]["path"]).stem for c in plan["removed"]] == ["stale-trivia"]
     assert stale.is_file()
-    code, out, _ = run(capsys, "prune", "--max-age", "60", "--dry-run")
+    code, out, _ = cli(capsys, "prune", "--max-age", "60", "--dry-run")
     assert code == 0 and "would remove: memory/note/stale-trivia.md" in out
 
-    report = run_json(capsys, "prune", "--max-age", "60")
+    report = cli_json(capsys, "prune", "--max-age", "60")
     assert [Path(c["info"]["path"]).stem for c in report["removed"]] == ["stale-trivia"]
     assert not stale.exists() and kept_important.exists() and fresh.exists() and used.exists()
-    assert run_json(capsys, "search", "stale trivia", "--mode", "keyword")["hits"] == []
+    assert cli_json(capsys, "search", "stale trivia", "--mode", "keyword")["hits"] == []
 
-    report = run_json(capsys, "prune", "--max-count", "1")
+    report = cli_json(capsys, "prune", "--max-count", "1")
     removed = [Path(c["info"]["path"]).stem for c in report["removed"]]
     # importance 1 before 3; of the two importance-1 memories, the one untouched longer first
     assert removed == ["fresh-note", "weekly-runbook"]
@@ -229,9 +216,9 @@ def test_prune_removes_old_unimportant_memories_first(
 
 
 def test_prune_needs_a_limit_and_says_so(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "prune")
+    code, _, err = cli(capsys, "prune")
     assert code == 1 and "--max-age" in err and "Traceback" not in err
-    code, _, err = run(capsys, "prune", "--max-count", "3", "--scope", "everywhere")
+    code, _, err = cli(capsys, "prune", "--max-count", "3", "--scope", "everywhere")
     assert code == 1 and "project, user, all" in err
 
 

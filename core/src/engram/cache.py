@@ -14,13 +14,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import os
 import sqlite3
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from types import TracebackType
 
 import numpy as np
 import numpy.typing as npt
@@ -28,11 +24,10 @@ import numpy.typing as npt
 from engram.errors import DimensionMismatch, EmbedderError, InvalidVector, StoreError
 from engram.models import InputType
 from engram.protocols import Embedder
-from engram.sqlite_file import SqliteFile
+from engram.sqlite_file import SqliteFile, SqliteHandle
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
 _BATCH = 500  # bound parameters per lookup, well under SQLite's limit
 _BUSY_TIMEOUT_S = 30.0
 
@@ -49,15 +44,9 @@ CREATE TABLE IF NOT EXISTS embeddings (
 """
 
 
-def _migrate(db: sqlite3.Connection, found: int) -> None:
-    if found < 1:
-        db.execute(_SCHEMA)
-
-
 CACHE_FILE = SqliteFile(
     what="the embedding cache",
-    version=SCHEMA_VERSION,
-    migrate=_migrate,
+    steps=(_SCHEMA,),
     fix_unwritable="check the folder exists and is writable, or set [cache] path to another file",
     fix_newer="upgrade engram, or delete the file (it is only a cache)",
     fix_broken="delete the file, it is only a cache and will be recreated",
@@ -101,25 +90,14 @@ def _as_float32(vector: Vector, dimension: int, who: str) -> npt.NDArray[np.floa
     return array
 
 
-class EmbeddingCache:
+class EmbeddingCache(SqliteHandle):
     """A shared SQLite file of embeddings, created on first use.
 
     Safe for several threads (one connection, serialised by a lock) and several processes or
     instances on the same file (WAL mode, busy timeout, short write transactions).
     """
 
-    def __init__(self, path: Path | str) -> None:
-        self.path = Path(path)
-        self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
-        self._pid = 0
-
-    def _connect(self) -> sqlite3.Connection:
-        # A forked child must not use its parent's connection: it opens its own.
-        if self._db is not None and self._pid == os.getpid():
-            return self._db
-        self._db, self._pid = CACHE_FILE.open(self.path, timeout=_BUSY_TIMEOUT_S), os.getpid()
-        return self._db
+    file = CACHE_FILE
 
     def get_many(
         self,
@@ -212,23 +190,6 @@ class EmbeddingCache:
                 db.execute("DELETE FROM embeddings")
             except sqlite3.Error as exc:
                 raise self._error("write", exc) from None
-
-    def close(self) -> None:
-        with self._lock:
-            if self._db is not None and self._pid == os.getpid():
-                self._db.close()
-            self._db = None
-
-    def __enter__(self) -> EmbeddingCache:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def _error(self, action: str, exc: sqlite3.Error) -> StoreError:
         return StoreError(

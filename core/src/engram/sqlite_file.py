@@ -14,34 +14,43 @@ Two things SQLite does not do for us, done here once:
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
+import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
+from typing import ClassVar, Self
 
 from engram.errors import StoreError
 
 BUSY_TIMEOUT_S = 30.0
 _WAL_RETRY_S = 0.01
 
-Migrate = Callable[[sqlite3.Connection, int], None]
-"""Bring the schema from the version found (0 for a new file) to the current one; runs inside
-the opening transaction."""
-
 
 @dataclass(frozen=True)
 class SqliteFile:
     """A versioned SQLite file: what it is called in messages, how to fix it when it cannot be
-    opened, its schema version and how to migrate to it."""
+    opened, and its schema as steps: ``steps[n]`` takes version ``n`` to ``n + 1`` (statements
+    separated by ``;``), so the schema version is ``len(steps)``."""
 
     what: str
-    version: int
-    migrate: Migrate
+    steps: tuple[str, ...]
     fix_unwritable: str
     fix_newer: str
     fix_broken: str
     synchronous: str = "NORMAL"
+
+    @property
+    def version(self) -> int:
+        return len(self.steps)
+
+    def migrate(self, db: sqlite3.Connection, found: int) -> None:
+        for script in self.steps[found:]:
+            for statement in script.split(";"):
+                if statement.strip():
+                    db.execute(statement)
 
     def open(self, path: Path, *, timeout: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
         """A connection in autocommit mode (``isolation_level=None``), usable from any thread
@@ -92,3 +101,45 @@ def _enable_wal(db: sqlite3.Connection, timeout: float) -> None:
             if time.monotonic() > deadline:
                 raise
             time.sleep(_WAL_RETRY_S)
+
+
+class SqliteHandle:
+    """Base of a class over one ``SqliteFile``: the connection is opened on first use, shared
+    by threads behind ``_lock``, reopened in a forked child, and closed by ``close()`` or a
+    ``with`` block. Subclasses set ``file`` and call ``_connect()`` with ``_lock`` held."""
+
+    file: ClassVar[SqliteFile]
+
+    def __init__(self, path: Path | str, *, timeout: float = BUSY_TIMEOUT_S) -> None:
+        self.path = Path(path)
+        self._timeout = timeout
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._pid = 0
+
+    def _before_open(self) -> None:
+        """Called before the file is first opened in a process (create what goes with it)."""
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is not None and self._pid == os.getpid():
+            return self._db
+        self._before_open()
+        self._db, self._pid = self.file.open(self.path, timeout=self._timeout), os.getpid()
+        return self._db
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None and self._pid == os.getpid():
+                self._db.close()
+            self._db = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -31,24 +31,21 @@ import os
 import random
 import re
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Literal, TypeVar, get_args
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from engram.errors import ConfigError, EmbedderError, EngramError, MissingKeyError, StoreError
-from engram.sqlite_file import SqliteFile
+from engram.sqlite_file import SqliteFile, SqliteHandle
 
 log = logging.getLogger(__name__)
 
 DEFAULT_LEDGER_PATH = Path(".engram/usage.sqlite")
-SCHEMA_VERSION = 2
 _BUSY_TIMEOUT_S = 30.0
 
 # USD per 1M input tokens, list prices (check the provider's pricing page; override with the
@@ -94,18 +91,9 @@ ALTER TABLE requests ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
 """
 
 
-def _migrate(db: sqlite3.Connection, found: int) -> None:
-    steps = [_SCHEMA_V1, _SCHEMA_V2]
-    for script in steps[found:]:
-        for statement in script.split(";"):
-            if statement.strip():
-                db.execute(statement)
-
-
 LEDGER_FILE = SqliteFile(
     what="the usage ledger",
-    version=SCHEMA_VERSION,
-    migrate=_migrate,
+    steps=(_SCHEMA_V1, _SCHEMA_V2),
     fix_unwritable="check the folder is writable, or set the ledger_path option to another file",
     fix_newer="upgrade engram, or move the file away to start a new ledger",
     fix_broken="move it away and a new one is started",
@@ -135,7 +123,7 @@ class UsageRow(BaseModel):
     avg_latency_ms: float | None = None
 
 
-class UsageLedger:
+class UsageLedger(SqliteHandle):
     """One SQLite file of API requests, created on first write.
 
     Safe for several threads (one connection behind a lock) and several processes (WAL mode,
@@ -143,18 +131,11 @@ class UsageLedger:
     embedding: the failure is logged once and the request goes on unrecorded.
     """
 
-    def __init__(self, path: Path | str) -> None:
-        self.path = Path(path)
-        self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
-        self._pid = 0
-        self.write_errors = 0
+    file = LEDGER_FILE
 
-    def _connect(self) -> sqlite3.Connection:
-        if self._db is not None and self._pid == os.getpid():
-            return self._db
-        self._db, self._pid = LEDGER_FILE.open(self.path, timeout=_BUSY_TIMEOUT_S), os.getpid()
-        return self._db
+    def __init__(self, path: Path | str) -> None:
+        super().__init__(path, timeout=_BUSY_TIMEOUT_S)
+        self.write_errors = 0
 
     def record(
         self,
@@ -254,23 +235,6 @@ class UsageLedger:
                 )
             )
         return out
-
-    def close(self) -> None:
-        with self._lock:
-            if self._db is not None and self._pid == os.getpid():
-                self._db.close()
-            self._db = None
-
-    def __enter__(self) -> UsageLedger:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 # -- retries and metering ----------------------------------------------------------------------

@@ -7,25 +7,12 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fake_chat import KEY, FakeChat, Reply
 
-from engram.cli import main
 from engram.memory_files import memory_files, render
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> Any:
-    code, out, err = run(capsys, *args, "--json")
-    assert code == 0, err
-    return json.loads(out)
+from support import cli, cli_json
 
 
 @pytest.fixture
@@ -86,14 +73,14 @@ def test_capture_and_a_contradiction_judged_by_the_model(
         "Change of plan: I prefer spaces over tabs in Go code now, to match the other repos.",
         "Understood, spaces from now on.",
     )
-    old = run_json(capsys, "capture", first)["stored"][0]
-    new = run_json(capsys, "capture", later)["stored"][0]
+    old = cli_json(capsys, "capture", first)["stored"][0]
+    new = cli_json(capsys, "capture", later)["stored"][0]
     assert new["superseded"] == [old["id"]]
     systems = [s.body["messages"][0]["content"] for s in fake.requests]
     assert any(s.startswith("You judge whether") for s in systems)  # the model was asked
-    hits = run_json(capsys, "search", "Go indentation tabs spaces", "--mode", "keyword")["hits"]
+    hits = cli_json(capsys, "search", "Go indentation tabs spaces", "--mode", "keyword")["hits"]
     assert [h["path"] for h in hits] == [new["path"]]
-    usage = run_json(capsys, "usage", "--by", "provider,operation")
+    usage = cli_json(capsys, "usage", "--by", "provider,operation")
     rows = {(r["provider"], r["operation"]): r for r in usage["rows"]}
     assert rows[("cloud", "extract")]["requests"] == 2
     assert rows[("cloud", "contradict")]["requests"] >= 1
@@ -104,7 +91,7 @@ def test_capture_and_a_contradiction_judged_by_the_model(
 def test_a_model_answering_malformed_json_gives_a_clear_error_and_loses_nothing(
     project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], fake: FakeChat
 ) -> None:
-    kept = run_json(capsys, "remember", "Releases are cut from the main branch.")
+    kept = cli_json(capsys, "remember", "Releases are cut from the main branch.")
     before = {p: p.read_bytes() for p in memory_files(project / "memory")}
     fake.always = Reply(content='{"memories": [{"type": "decision", "content": "unterminated')
     chat = conversation(
@@ -112,13 +99,13 @@ def test_a_model_answering_malformed_json_gives_a_clear_error_and_loses_nothing(
         "We decided to cut releases from release branches instead of main from now on.",
         "OK, I'll create release/1.4 today and document the flow.",
     )
-    code, _, err = run(capsys, "capture", chat)
+    code, _, err = cli(capsys, "capture", chat)
     assert code == 1
     assert err.count("error:") == 1 and "Traceback" not in err
     assert "not JSON" in err and "nothing stored changed" in err
     assert "cloud" in err and "local" in err  # each provider's failure is named
     assert {p: p.read_bytes() for p in memory_files(project / "memory")} == before
-    assert [m["id"] for m in run_json(capsys, "list")] == [kept["id"]]
+    assert [m["id"] for m in cli_json(capsys, "list")] == [kept["id"]]
 
 
 def test_old_session_summaries_are_condensed_into_a_learned_pattern(
@@ -138,15 +125,15 @@ def test_old_session_summaries_are_condensed_into_a_learned_pattern(
         }
         body = f"Session {day}: fixed flaky tests by seeding the random generator. Then lunch."
         (folder / f"session-{day}.md").write_text(render(meta, f"Session {day}", body))
-    run_json(capsys, "index")
-    report = run_json(capsys, "age")
+    cli_json(capsys, "index")
+    report = cli_json(capsys, "age")
     assert sorted(Path(p).stem for p in report["condensed"]) == ["session-0", "session-1"]
     assert report["archived"] == [] and len(report["learned"]) == 1
     learned = project / report["learned"][0]
     assert "learned-pattern" in learned.parts
     assert "fixed flaky tests by seeding" in learned.read_text(encoding="utf-8")
-    chain = run_json(capsys, "history", "2025030" + "1-090000-000000")["chain"]
+    chain = cli_json(capsys, "history", "2025030" + "1-090000-000000")["chain"]
     assert [m["type"] for m in chain] == ["session-summary", "session-summary", "learned-pattern"]
     assert [m["status"] for m in chain] == ["superseded", "superseded", "live"]
-    usage = run_json(capsys, "usage", "--by", "operation")
+    usage = cli_json(capsys, "usage", "--by", "operation")
     assert {r["operation"] for r in usage["rows"]} >= {"condense"}

@@ -30,15 +30,9 @@ CREATE TABLE IF NOT EXISTS access (
 """
 
 
-def _migrate(db: sqlite3.Connection, found: int) -> None:
-    if found < 1:
-        db.execute(_SCHEMA)
-
-
 ACCESS_FILE = SqliteFile(
     what="the memory access log",
-    version=1,
-    migrate=_migrate,
+    steps=(_SCHEMA,),
     fix_unwritable="check the memory folder is writable",
     fix_newer="upgrade engram, or delete the file (only access counts are lost)",
     fix_broken="delete the file; only access counts are lost",

@@ -5,7 +5,6 @@ write-time dedup merges what was already remembered."""
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 
 from engram.lifecycle.sidecar import Sidecar
@@ -20,15 +19,9 @@ CREATE TABLE IF NOT EXISTS captures (
 """
 
 
-def _migrate(db: sqlite3.Connection, found: int) -> None:
-    if found < 1:
-        db.execute(_SCHEMA)
-
-
 CAPTURES_FILE = SqliteFile(
     what="the capture log",
-    version=1,
-    migrate=_migrate,
+    steps=(_SCHEMA,),
     fix_unwritable="check the memory folder is writable",
     fix_newer="upgrade engram, or delete the file (sessions are then captured again)",
     fix_broken="delete the file; sessions are then captured again",
