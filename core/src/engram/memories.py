@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
 from engram.chunking import read_frontmatter
@@ -38,6 +38,7 @@ from engram.memory_files import (
     render,
     replace_file,
     slugify,
+    target_folder,
     with_frontmatter,
     write_new_file,
 )
@@ -72,29 +73,6 @@ def _now(now: datetime | None) -> datetime:
 def _stamp(moment: datetime) -> str:
     """Milliseconds: aging orders memories by creation time, and captures come in bursts."""
     return moment.isoformat(timespec="milliseconds")
-
-
-def target_folder(memory_dir: Path, type: str, path: str | None) -> tuple[Path, str | None]:
-    """(folder to write in, stem asked for) for a new memory; refuses anything outside."""
-    if path is None:
-        folder = (memory_dir / type).resolve()
-        stem = None
-    else:
-        rel = path if path.endswith(".md") else f"{path}.md"
-        check_path_syntax(rel)
-        if Path(rel).is_absolute():
-            raise UnsafePath(
-                f"{path!r} is absolute; refused. Give a file name relative to the memory "
-                "folder, e.g. decisions/database.md"
-            )
-        pure = PurePosixPath(rel)
-        if any(part.startswith(".") for part in pure.parts):
-            raise UnsafePath(f"{path!r} names a hidden file or folder; refused")
-        folder = (memory_dir / pure.parent).resolve()
-        stem = slugify(pure.stem)
-    if not (folder == memory_dir or folder.is_relative_to(memory_dir)):
-        raise UnsafePath(f"{path or type} leads outside the memory folder {memory_dir}; refused")
-    return folder, stem
 
 
 # --------------------------------------------------------------------------- remember
@@ -423,7 +401,7 @@ def all_memories(memory: Memory) -> list[MemoryInfo]:
     with its access counts."""
     out = []
     for folder in memory.folders:
-        counts = memory.access_log(folder).read() if folder.writable else {}
+        counts = memory.access.read(folder)
         for path in memory_files(folder.path):
             info = read_info(path, memory.config.root)
             update: dict[str, Any] = {"scope": folder.scope}
@@ -500,6 +478,6 @@ def forget(memory: Memory, id_or_path: str) -> list[str]:
         path.unlink()
         memory.store.delete_documents([doc_id])
         if info.id:
-            memory.forget_access(path, [info.id])
+            memory.access.forget(path, [info.id])
         removed.append(doc_id)
     return removed

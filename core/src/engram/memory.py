@@ -17,19 +17,19 @@ from pydantic import BaseModel
 
 from engram.cache import CachedEmbedder, EmbeddingCache
 from engram.chunking import make_chunker
-from engram.config import EngramConfig, load_config, plugin_options
+from engram.config import EngramConfig, build_part, load_config
 from engram.errors import ConfigError, IdentityMismatch, UnsafePath
 from engram.filters import And, Filter, Ne, matches
 from engram.ingest.memory_chunks import MakeChunks, scoped_chunks
 from engram.ingest.sync import IndexReport, Progress, sync_files
 from engram.ingest.vault import discover
-from engram.lifecycle.access import AccessLog
+from engram.lifecycle.access import AccessCounter
 from engram.models import IndexIdentity, Message, SearchMode, SearchResult
 from engram.plugins import build_registry, get_plugin_manager
 from engram.protocols import Embedder, Extractor, Searcher, Store, embedder_identity
 from engram.redact import strip_private
 from engram.registry import Registry
-from engram.scopes import MemoryFolder, folder_of, memory_folders
+from engram.scopes import MemoryFolder, memory_folders
 from engram.search import apply_recency
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class Memory:
         self.make_chunks: MakeChunks = scoped_chunks(self.chunker, self.folders, config.root)
         self._extractor: Extractor | None = None
         self._extractor_error: str | None = None
-        self._access: dict[Path, AccessLog] = {}
+        self.access = AccessCounter(self.folders, config.root)
 
     @classmethod
     def open(
@@ -112,8 +112,7 @@ class Memory:
             close_part = getattr(part, "close", None)
             if callable(close_part):
                 close_part()
-        for log_file in self._access.values():
-            log_file.close()
+        self.access.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -180,11 +179,6 @@ class Memory:
                 'provider = "rules" (offline)'
             )
         return extractor
-
-    def access_log(self, folder: MemoryFolder) -> AccessLog:
-        if folder.path not in self._access:
-            self._access[folder.path] = AccessLog(folder.path)
-        return self._access[folder.path]
 
     def default_roots(self) -> list[Path]:
         """What ``index()`` reads by default: the vault, plus every memory folder that exists
@@ -412,7 +406,7 @@ class Memory:
             hits = apply_recency(hits, weight, opts.recency_decay, time.time())
         result = result.model_copy(update={"hits": hits[:wanted]})
         if count_access:
-            self.count_access(result)
+            self.access.record_hits(result.hits)
         return result
 
     def _search_live(
@@ -445,40 +439,6 @@ class Memory:
         if can_filter:
             return run(LIVE_ONLY)
         return result.model_copy(update={"hits": live})
-
-    def count_access(self, result: SearchResult) -> None:
-        """Bump ``access_count`` / ``last_accessed_at`` of the memories among the hits."""
-        found = []
-        for hit in result.hits:
-            meta = hit.chunk.metadata
-            memory_id = meta.get("id")
-            if meta.get("memory_scope") in ("project", "user") and isinstance(memory_id, str):
-                found.append((hit.chunk.document_id, memory_id))
-        self.record_access(found)
-
-    def record_access(self, memories: Sequence[tuple[str, str]]) -> None:
-        """Count one access of each (document id, memory id) in its folder's access log. A log
-        that cannot be written never fails the search or recall (a logged warning)."""
-        by_folder: dict[Path, list[str]] = {}
-        folders = {f.path: f for f in self.folders}
-        for document_id, memory_id in memories:
-            folder = folder_of(self.folders, self.config.resolve(document_id).resolve())
-            if folder is not None and folder.writable:
-                by_folder.setdefault(folder.path, []).append(memory_id)
-        now = time.time()
-        for path, ids in by_folder.items():
-            try:
-                self.access_log(folders[path]).bump(ids, now)
-            except Exception as exc:  # statistics must never break a search
-                log.warning("access counts not recorded in %s: %s", path, exc)
-
-    def forget_access(self, path: Path, memory_ids: Sequence[str]) -> None:
-        folder = folder_of(self.folders, path.resolve())
-        if folder is not None and folder.writable:
-            try:
-                self.access_log(folder).forget(memory_ids)
-            except Exception as exc:
-                log.warning("access counts of %s not removed: %s", memory_ids, exc)
 
     def get(self, path: str | Path, lines: tuple[int, int] | None = None) -> Excerpt:
         """Lines of a file inside the vault; anything outside it is refused with ``UnsafePath``."""
@@ -533,23 +493,3 @@ class Memory:
             "cache": asdict(self.embedder.cache.stats()) if self.embedder.cache else None,
             "root": str(self.config.root),
         }
-
-
-def build_part(config: EngramConfig, registry: Registry, kind: str) -> Any:
-    """Pick a plugin by name from the config, validate its options, build it."""
-    if kind == "store":
-        name, raw, section = config.store.backend, config.store.options(), "store"
-        options = plugin_options(config, registry, "store", name, raw, section)
-        return registry.get("store", name).build(options)
-    if kind == "embedder":
-        name, raw = config.embedder.provider, config.embedder.options()
-        options = plugin_options(config, registry, "embedder", name, raw, "embedder")
-        return registry.get("embedder", name).build(options)
-    if kind == "extractor":
-        name, raw = config.extractor.provider, config.extractor.options()
-        options = plugin_options(config, registry, "extractor", name, raw, "extractor")
-        return registry.get("extractor", name).build(options)
-    if kind == "searcher":
-        entry = registry.get("searcher", config.search.searcher)
-        return entry.build(config.search)
-    raise ConfigError(f"unknown part kind {kind!r}")

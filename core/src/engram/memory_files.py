@@ -134,6 +134,29 @@ def resolve_inside(raw: str, base: Path, allowed: Sequence[Path], *, what: str) 
     return resolved
 
 
+def target_folder(memory_dir: Path, type: str, path: str | None) -> tuple[Path, str | None]:
+    """(folder to write in, stem asked for) for a new memory; refuses anything outside."""
+    if path is None:
+        folder = (memory_dir / type).resolve()
+        stem = None
+    else:
+        rel = path if path.endswith(".md") else f"{path}.md"
+        check_path_syntax(rel)
+        if Path(rel).is_absolute():
+            raise UnsafePath(
+                f"{path!r} is absolute; refused. Give a file name relative to the memory "
+                "folder, e.g. decisions/database.md"
+            )
+        pure = PurePosixPath(rel)
+        if any(part.startswith(".") for part in pure.parts):
+            raise UnsafePath(f"{path!r} names a hidden file or folder; refused")
+        folder = (memory_dir / pure.parent).resolve()
+        stem = slugify(pure.stem)
+    if not (folder == memory_dir or folder.is_relative_to(memory_dir)):
+        raise UnsafePath(f"{path or type} leads outside the memory folder {memory_dir}; refused")
+    return folder, stem
+
+
 # --------------------------------------------------------------------------- naming and rendering
 
 

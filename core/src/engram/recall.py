@@ -97,7 +97,7 @@ def recall(
     if clean_query is None and source != "sessions":
         candidates = _recent(memory)
     text, items = build_block(candidates, limit, tokenizer or default_tokenizer())
-    memory.record_access([(i.path, i.memory_id) for i in items if i.memory_id])
+    memory.access.record((i.path, i.memory_id) for i in items if i.memory_id)
     count = (tokenizer or default_tokenizer()).count(text)
     return Recall(
         query=clean_query, budget=limit, tokens=count, text=text, items=items, warnings=warnings

@@ -13,13 +13,20 @@ counted.
 from __future__ import annotations
 
 import contextlib
+import logging
 import sqlite3
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from engram.errors import StoreError
 from engram.lifecycle.sidecar import Sidecar
+from engram.models import Hit
+from engram.scopes import MemoryFolder, folder_of
 from engram.sqlite_file import SqliteFile
+
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS access (
@@ -92,3 +99,64 @@ class AccessLog(Sidecar):
             return
         with self._lock:
             self._connect().executemany("DELETE FROM access WHERE memory_id = ?", ids)
+
+
+class AccessCounter:
+    """The access logs of every writable memory folder, opened on first use. Recording never
+    fails the search or recall that triggered it: a log that cannot be written is a logged
+    warning."""
+
+    def __init__(self, folders: Sequence[MemoryFolder], project_root: Path) -> None:
+        self.folders = [f for f in folders if f.writable]
+        self.root = project_root
+        self._logs: dict[Path, AccessLog] = {}
+
+    def log(self, folder: MemoryFolder) -> AccessLog:
+        if folder.path not in self._logs:
+            self._logs[folder.path] = AccessLog(folder.path)
+        return self._logs[folder.path]
+
+    def record(self, memories: Iterable[tuple[str, str]]) -> None:
+        """Count one access of each (document id, memory id) in its folder's log."""
+        by_folder: dict[Path, list[str]] = {}
+        for document_id, memory_id in memories:
+            path = Path(document_id)
+            folder = folder_of(
+                self.folders, (path if path.is_absolute() else self.root / path).resolve()
+            )
+            if folder is not None:
+                by_folder.setdefault(folder.path, []).append(memory_id)
+        now = time.time()
+        for folder in self.folders:
+            ids = by_folder.get(folder.path)
+            if not ids:
+                continue
+            try:
+                self.log(folder).bump(ids, now)
+            except Exception as exc:  # statistics must never break a search
+                log.warning("access counts not recorded in %s: %s", folder.path, exc)
+
+    def record_hits(self, hits: Iterable[Hit]) -> None:
+        """Count the memories among search hits (chunks of a writable memory folder)."""
+        self.record(
+            (hit.chunk.document_id, memory_id)
+            for hit in hits
+            if hit.chunk.metadata.get("memory_scope") in ("project", "user")
+            and isinstance(memory_id := hit.chunk.metadata.get("id"), str)
+        )
+
+    def forget(self, path: Path, memory_ids: Sequence[str]) -> None:
+        folder = folder_of(self.folders, path.resolve())
+        if folder is None:
+            return
+        try:
+            self.log(folder).forget(memory_ids)
+        except Exception as exc:
+            log.warning("access counts of %s not removed: %s", list(memory_ids), exc)
+
+    def read(self, folder: MemoryFolder) -> dict[str, Access]:
+        return self.log(folder).read() if folder.writable else {}
+
+    def close(self) -> None:
+        for access_log in self._logs.values():
+            access_log.close()
