@@ -147,7 +147,7 @@ def remember(
         _mark(memory, stale, {"status": "superseded", "superseded_by": stored.id}, created)
         stored.warnings.extend(index_documents(memory, stale).warnings)
     if type in ("progress", "session-summary"):
-        stored.warnings.extend(age(memory, now=created).warnings)
+        stored.warnings.extend(age(memory, now=created, folders=[folder]).warnings)
     return stored
 
 
@@ -283,11 +283,17 @@ class AgingReport(IndexReport):
     learned: list[str] = []
 
 
-def age(memory: Memory, *, dry_run: bool = False, now: datetime | None = None) -> AgingReport:
-    """Apply the aging rules to every writable memory folder."""
+def age(
+    memory: Memory,
+    *,
+    dry_run: bool = False,
+    now: datetime | None = None,
+    folders: Sequence[MemoryFolder] | None = None,
+) -> AgingReport:
+    """Apply the aging rules to the given memory folders (default: every writable one)."""
     when = _now(now)
     report = AgingReport(dry_run=dry_run)
-    for folder in (f for f in memory.folders if f.writable):
+    for folder in (f for f in folders or memory.folders if f.writable):
         infos = [read_info(p, memory.config.root) for p in memory_files(folder.path)]
         plan = plan_aging(infos, memory.config.lifecycle)
         changed: list[str] = []

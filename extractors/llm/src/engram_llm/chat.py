@@ -9,6 +9,7 @@ next provider is tried, and an agent's session never breaks for want of a key.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random as _random
 import re
@@ -178,15 +179,11 @@ def parse_json(content: str) -> Any:
     fenced = _FENCE.match(text)
     if fenced:
         text = fenced.group(1)
-    try:
+    with contextlib.suppress(ValueError):
         return json.loads(text)
-    except ValueError:
-        pass
     start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
     if start >= 0:
-        try:
+        with contextlib.suppress(ValueError):
             return json.JSONDecoder().raw_decode(text[start:])[0]
-        except ValueError:
-            pass
     preview = " ".join(content.split())[:60]
     raise NotJson(f"{len(content)} characters: {preview!r}")
