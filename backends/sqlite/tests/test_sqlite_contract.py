@@ -18,6 +18,7 @@ from engram.filters import Eq, In
 from engram.models import Chunk, Document, Hit, IndexIdentity
 from engram.protocols import Store
 from engram_sqlite import SQLiteOptions, SQLiteStore
+from engram_sqlite.migrations import LATEST
 
 IDENTITY = IndexIdentity(embedder="hash", model="h-4", dimension=4, chunker="markdown:400/80")
 
@@ -301,7 +302,7 @@ def test_migrations_run_once_and_reopen_is_idempotent(make_store: MakeStore) -> 
     first.close()
     for _ in range(3):
         s = make_store()
-        assert s.connection.execute("PRAGMA user_version").fetchone()[0] == version == 1
+        assert s.connection.execute("PRAGMA user_version").fetchone()[0] == version == LATEST
         assert s.count() == 1
         s.close()
 
@@ -426,19 +427,19 @@ def fts_terms(store: SQLiteStore) -> list[tuple[str, int]]:
 
 
 def test_deletes_leave_nothing_behind_in_any_index(store: SQLiteStore) -> None:
-    """Vectors, the vec0 index and the FTS index follow every way a chunk can leave."""
+    """Vectors, the side matrix and the FTS index follow every way a chunk can leave."""
     conn = store.connection
 
     def leftovers() -> tuple[int, int, int]:
         vectors = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
-        indexed = conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0]
-        return vectors, indexed, len(fts_terms(store))
+        searched = len(store.vector_search([1.0, 1.0, 1.0, 1.0], 100))
+        return vectors, searched, len(fts_terms(store))
 
     batch = [
         chunk(f"c{i}", f"word{i} shared", doc=f"d{i % 3}", vec=[i, 1, 0, 0], n=i) for i in range(9)
     ]
     store.upsert([*batch, chunk("z", "zero vector", vec=[0, 0, 0, 0])])
-    assert leftovers()[:2] == (10, 9)
+    assert leftovers()[:2] == (10, 10)  # the zero vector is found, with similarity 0
     store.delete(["c0", "z"])
     store.delete_documents(["d1"])
     store.delete_where(Eq(field="n", value=2))

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from engram.filters import Eq
 from engram.models import Chunk
 from engram_sqlite import SQLiteOptions, SQLiteStore
-from engram_sqlite.fts import MAX_QUERY_TERMS, TOKENIZER, match_expression
+from engram_sqlite.fts import MAX_QUERY_TERMS, MAX_REPEATS, TOKENIZER, match_expression
 from engram_sqlite.unicode61 import SEPARATOR_RANGES
 
 
@@ -161,6 +161,17 @@ def test_filters_are_exact_not_post_filtered(mem: SQLiteStore) -> None:
     [hit] = mem.keyword_search("apple", 1, Eq(field="kind", value="rare"))
     assert hit.chunk.metadata == {"kind": "rare"}
     assert len(mem.keyword_search("apple", 100)) == 51
+
+
+def test_a_repeated_query_word_keeps_its_weight(mem: SQLiteStore) -> None:
+    """BM25 counts a query term as often as the query says it: three "apple"s outweigh one
+    rarer "banana" (merging repeats ranked the banana chunk first)."""
+    put(mem, *[f"filler text number {i}" for i in range(15)])
+    put(mem, "apple crumble", "apple pie", "apple juice", "apple tart", "banana split")
+    assert found(mem, "apple banana", 1) == ["banana split"]
+    assert found(mem, "apple apple apple banana", 1)[0].startswith("apple")
+    assert match_expression("Apple apple APPLE") == '"Apple" OR "Apple" OR "Apple"'
+    assert match_expression("a " * 50) == " OR ".join(['"a"'] * MAX_REPEATS)
 
 
 def test_long_queries_are_capped_not_failing(mem: SQLiteStore) -> None:

@@ -1,8 +1,4 @@
-"""The index identity (embedder, model, dimension, chunker) and the vec0 table sized by it.
-
-The identity lives in ``meta``; the vec0 table ``chunk_vectors`` is created in the same
-transaction, with a trigger that drops a chunk's vector when the chunk row is deleted.
-"""
+"""The index identity (embedder, model, dimension, chunker), kept in ``meta``."""
 
 from __future__ import annotations
 
@@ -11,7 +7,6 @@ import sqlite3
 from engram.errors import DimensionMismatch, IdentityMismatch
 from engram.models import IndexIdentity
 
-VEC_TABLE = "chunk_vectors"
 _KEY = "identity"
 
 
@@ -27,15 +22,6 @@ def record(conn: sqlite3.Connection, identity: IndexIdentity) -> None:
         check_same(current, identity)
         return
     conn.execute("INSERT INTO meta(key, value) VALUES (?, ?)", (_KEY, identity.model_dump_json()))
-    dimension = int(identity.dimension)
-    conn.execute(
-        f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0("
-        f"embedding float[{dimension}] distance_metric=cosine)"
-    )
-    conn.execute(
-        f"CREATE TRIGGER chunks_vec_delete AFTER DELETE ON chunks BEGIN "
-        f"DELETE FROM {VEC_TABLE} WHERE rowid = old.rowid; END"
-    )
 
 
 def check_same(current: IndexIdentity, wanted: IndexIdentity) -> None:

@@ -16,9 +16,10 @@ _TOKENIZE = TOKENIZER.replace("'", "''")
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: chunks, their vectors as given (float32), documents, meta, and the FTS5 index; triggers
-    # keep vectors and FTS in step with chunks. Metadata sits before text so filter scans read
-    # little; vectors live apart so chunk rows stay small. The text reaches Python as a BLOB:
-    # DB-API functions see a TEXT argument only up to its first NUL.
+    # keep vectors and FTS in step with chunks (migration 2 drops the insert/update ones).
+    # Metadata sits before text so filter scans read little; vectors live apart so chunk rows
+    # stay small. The text reaches Python as a BLOB: DB-API functions see a TEXT argument only up
+    # to its first NUL.
     f"""
     CREATE TABLE chunks (
         rowid INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -58,8 +59,40 @@ MIGRATIONS: tuple[str, ...] = (
         VALUES (new.rowid, engram_fts_text(CAST(new.text AS BLOB)));
     END;
     """,
+    # 2: the side matrix replaces the vec0 table (see matrix.py). Every write transaction bumps
+    # meta.generation; a vector row records the generation that set it and a removed vector
+    # leaves a tombstone, so a snapshot of the vectors can be brought up to date. FTS rows are
+    # written by the store in batches instead of a trigger per inserted or updated row (deletes
+    # keep their trigger). Dropping the vec0 table needs sqlite-vec loaded; the driver loads it.
+    """
+    DROP TRIGGER IF EXISTS chunks_vec_delete;
+    DROP TABLE IF EXISTS chunk_vectors;
+    DROP TRIGGER IF EXISTS chunks_fts_insert;
+    DROP TRIGGER IF EXISTS chunks_fts_update;
+    ALTER TABLE vectors ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX vectors_generation ON vectors(generation);
+    CREATE TABLE vector_tombstones (rowid INTEGER PRIMARY KEY, generation INTEGER NOT NULL);
+    CREATE INDEX vector_tombstones_generation ON vector_tombstones(generation);
+    CREATE TRIGGER vectors_tombstone AFTER DELETE ON vectors BEGIN
+        INSERT INTO vector_tombstones(rowid, generation)
+        VALUES (old.rowid, (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'))
+        ON CONFLICT(rowid) DO UPDATE SET generation = excluded.generation;
+    END;
+    INSERT OR REPLACE INTO meta(key, value) VALUES ('generation', '1');
+    INSERT OR REPLACE INTO meta(key, value) VALUES ('tombstone_floor', '0');
+    INSERT OR REPLACE INTO meta(key, value) VALUES ('store_uuid', lower(hex(randomblob(16))));
+    """,
 )
 LATEST = len(MIGRATIONS)
+
+
+def bump_generation(conn: sqlite3.Connection) -> int:
+    """Start a new generation (first thing in every write that can change vectors)."""
+    row = conn.execute(
+        "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation' "
+        "RETURNING CAST(value AS INTEGER)"
+    ).fetchone()
+    return int(row[0])
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

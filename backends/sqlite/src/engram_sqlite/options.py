@@ -29,6 +29,10 @@ class SQLiteOptions(BaseModel):
     def in_memory(self) -> bool:
         return self.path.name == MEMORY
 
+    def vectors_path(self) -> Path | None:
+        """The side matrix file beside the index (None for an in-memory index)."""
+        return None if self.in_memory else self.path.with_name(self.path.name + "-vectors")
+
     def target(self) -> str:
         """What to hand to ``connect``: the file path, or ``":memory:"``."""
         return MEMORY if self.in_memory else str(self.path)

@@ -1,8 +1,10 @@
-"""``SQLiteStore``: the engram Store protocol over one SQLite file (sqlite-vec + FTS5).
+"""``SQLiteStore``: the engram Store protocol over one SQLite file (FTS5) and a side matrix.
 
-Vector search is exact (vec0 KNN is a brute-force scan) and filters are applied inside the scan
-(``rowid IN (filtered chunks)``), never to a truncated candidate list. Keyword search is FTS5
-ranked by ``bm25()``; the score is ``-bm25``, so higher is better and always positive.
+Vector search is exact: numpy over the memory-mapped side matrix of unit vectors (``matrix.py``),
+brought up to the read transaction's generation, so it never answers from stale vectors. Filters
+are a rowid mask selected in SQL, applied before ranking, never to a truncated candidate list.
+Keyword search is FTS5 ranked by ``bm25()``; the score is ``-bm25``, so higher is better and
+always positive.
 """
 
 from __future__ import annotations
@@ -10,10 +12,12 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Any, ClassVar
 
+import numpy as np
 import pluggy
 
 from engram.errors import StoreError
@@ -26,7 +30,14 @@ from engram_sqlite.connection import Database
 from engram_sqlite.driver import DriverInfo
 from engram_sqlite.filters import compile_filter
 from engram_sqlite.fts import match_expression
-from engram_sqlite.migrations import LATEST, drop_everything, migrate, schema_version
+from engram_sqlite.matrix import SideMatrix, unit_rows
+from engram_sqlite.migrations import (
+    LATEST,
+    bump_generation,
+    drop_everything,
+    migrate,
+    schema_version,
+)
 from engram_sqlite.options import SQLiteOptions
 from engram_sqlite.records import (
     CHUNK_COLUMNS,
@@ -36,21 +47,8 @@ from engram_sqlite.records import (
     to_chunk,
     to_document,
 )
-from engram_sqlite.vectors import Prepared, prepare
-
-KNN_MAX_K = 4096  # sqlite-vec's limit for k in a KNN query; above it we scan with ORDER BY
-# chunks.vector_state: no vector; in the vec0 index; a zero vector (kept, never indexed; the
-# partial index chunks_zero_vector and _zero_similarity spell ZERO as the literal 2).
-NO_VECTOR, INDEXED, ZERO = 0, 1, 2
-
-_UPSERT = """
-INSERT INTO chunks(id, document_id, document_hash, metadata, vector_state, text)
-VALUES (?, ?, ?, ?, ?, ?)
-ON CONFLICT(id) DO UPDATE SET
-    document_id = excluded.document_id, document_hash = excluded.document_hash,
-    metadata = excluded.metadata, vector_state = excluded.vector_state, text = excluded.text
-RETURNING rowid
-"""
+from engram_sqlite.vectors import prepare
+from engram_sqlite.writes import latest_by_id, metadata_for, write_chunks
 
 
 @functools.cache
@@ -77,6 +75,7 @@ class SQLiteStore:
         self.options = options if options is not None else SQLiteOptions()
         pm = plugin_manager if plugin_manager is not None else default_plugin_manager()
         self._db = Database(self.options, pm)
+        self._matrix = SideMatrix(self.options.vectors_path())
         try:
             with self._db.read() as conn:
                 current = schema_version(conn)
@@ -104,6 +103,7 @@ class SQLiteStore:
         return {"path": str(self.options.path), "schema_version": LATEST, **self.driver.as_dict()}
 
     def close(self) -> None:
+        self._matrix.forget()
         self._db.close()
 
     def __enter__(self) -> SQLiteStore:
@@ -130,15 +130,13 @@ class SQLiteStore:
     # -- chunks -------------------------------------------------------------------------------
 
     def upsert(self, chunks: Sequence[Chunk]) -> None:
-        chunks = list(chunks)
+        chunks = latest_by_id(chunks)
         if not chunks:
             return
-        metadata = [metadata_json(c.metadata, f"chunk {c.id!r}") for c in chunks]
+        metadata = metadata_for(chunks)
         with self._db.write() as conn:
-            identity = ident.load(conn)
-            vectors = [_prepare(c, identity) for c in chunks]
-            for chunk, meta, vector in zip(chunks, metadata, vectors, strict=True):
-                self._write_chunk(conn, chunk, meta, vector, has_vec_table=identity is not None)
+            generation = bump_generation(conn)
+            write_chunks(conn, chunks, metadata, ident.load(conn), generation)
 
     def get(self, ids: Sequence[str]) -> list[Chunk]:
         ids = list(ids)
@@ -158,6 +156,7 @@ class SQLiteStore:
         if not ids:
             return
         with self._db.write() as conn:
+            bump_generation(conn)
             conn.execute(
                 "DELETE FROM chunks WHERE id IN (SELECT value FROM json_each(?))", (id_list(ids),)
             )
@@ -168,6 +167,7 @@ class SQLiteStore:
             return
         param = (id_list(document_ids),)
         with self._db.write() as conn:
+            bump_generation(conn)
             conn.execute(
                 "DELETE FROM chunks WHERE document_id IN (SELECT value FROM json_each(?))", param
             )
@@ -178,6 +178,7 @@ class SQLiteStore:
     def delete_where(self, filter: Filter) -> None:
         where, params = compile_filter(filter)
         with self._db.write() as conn:
+            bump_generation(conn)
             conn.execute(
                 f"DELETE FROM chunks WHERE rowid IN (SELECT c.rowid FROM chunks c WHERE {where})",
                 params,
@@ -236,14 +237,17 @@ class SQLiteStore:
             identity = ident.load(conn)
             if identity is None:
                 return []
-            query = prepare(vector, identity, "the query vector")
-            if query.unit is None:
-                scored = _zero_similarity(conn, True, where, params, k)
-            else:
-                scored = _nearest(conn, query.unit, where, params, k)
-                scored += _zero_similarity(conn, False, where, params, k)
-            scored.sort(key=lambda pair: (-pair[1], pair[0]))
-            scored = scored[:k]
+            query = unit_rows(prepare(vector, identity, "the query vector")[None, :])[0]
+            view = self._matrix.view(conn, identity.dimension)
+            allowed = None
+            if where != "1":
+                rows = conn.execute(
+                    f"SELECT c.rowid FROM chunks c WHERE c.vector_state != 0 AND {where} "
+                    "ORDER BY c.rowid",
+                    params,
+                ).fetchall()
+                allowed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            scored = view.top_k(query, k, allowed)
             chunks = _chunks_by_rowid(conn, [rowid for rowid, _ in scored])
         return [
             Hit(chunk=chunks[rowid], score=score, vector_score=score)
@@ -278,95 +282,38 @@ class SQLiteStore:
         with self._db.write() as conn:
             drop_everything(conn)
             migrate(conn, self._db.where)
+        self._matrix.forget()
 
-    # -- internals ----------------------------------------------------------------------------
-
-    @staticmethod
-    def _write_chunk(
-        conn: sqlite3.Connection,
-        chunk: Chunk,
-        metadata: str,
-        vector: Prepared | None,
-        *,
-        has_vec_table: bool,
-    ) -> None:
-        state = _vector_state(vector)
-        (rowid,) = conn.execute(
-            _UPSERT,
-            (chunk.id, chunk.document_id, chunk.document_hash, metadata, state, chunk.text),
-        ).fetchall()[0]
-        if vector is None:
-            conn.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
-        else:
-            conn.execute(
-                "INSERT INTO vectors(rowid, vector) VALUES (?, ?) "
-                "ON CONFLICT(rowid) DO UPDATE SET vector = excluded.vector",
-                (rowid, vector.stored),
-            )
-        if has_vec_table:
-            conn.execute(f"DELETE FROM {ident.VEC_TABLE} WHERE rowid = ?", (rowid,))
-        if vector is not None and vector.unit is not None:
-            conn.execute(
-                f"INSERT INTO {ident.VEC_TABLE}(rowid, embedding) VALUES (?, ?)",
-                (rowid, vector.unit),
-            )
-
-
-def _prepare(chunk: Chunk, identity: IndexIdentity | None) -> Prepared | None:
-    if chunk.vector is None:
-        return None
-    if identity is None:
-        raise StoreError(
-            f"chunk {chunk.id!r} has a vector but the store has no index identity yet; call "
-            "set_identity(IndexIdentity(...)) before upserting vectors (or upsert with vector=None "
-            "for keyword-only chunks)"
-        )
-    return prepare(chunk.vector, identity, f"the vector of chunk {chunk.id!r}")
-
-
-def _vector_state(vector: Prepared | None) -> int:
-    if vector is None:
-        return NO_VECTOR
-    return ZERO if vector.unit is None else INDEXED
+    def optimize(self) -> dict[str, Any]:
+        """Write a fresh side matrix, forget tombstones older than it, and merge the FTS index
+        into one b-tree (``engram optimize``; worth it after a large import)."""
+        began = time.perf_counter()
+        with self._db.read() as conn:
+            identity = ident.load(conn)
+            snapshot = None if identity is None else self._matrix.rebuild(conn, identity.dimension)
+        with self._db.write() as conn:
+            pruned = 0
+            if snapshot is not None:
+                pruned = conn.execute(
+                    "DELETE FROM vector_tombstones WHERE generation <= ?", (snapshot.generation,)
+                ).rowcount
+                conn.execute(
+                    "UPDATE meta SET value = max(CAST(value AS INTEGER), ?) "
+                    "WHERE key = 'tombstone_floor'",
+                    (snapshot.generation,),
+                )
+            conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+        return {
+            "vectors": 0 if snapshot is None else len(snapshot),
+            "generation": None if snapshot is None else snapshot.generation,
+            "tombstones_forgotten": pruned,
+            "seconds": round(time.perf_counter() - began, 3),
+        }
 
 
 def _check_k(k: int) -> None:
     if k < 0:
         raise StoreError(f"k must be 0 or more (got {k})")
-
-
-def _nearest(
-    conn: sqlite3.Connection, unit: bytes, where: str, params: list[Any], k: int
-) -> list[tuple[int, float]]:
-    """(rowid, cosine) of the k nearest indexed vectors among the chunks ``where`` selects."""
-    restrict = "" if where == "1" else f" AND rowid IN (SELECT c.rowid FROM chunks c WHERE {where})"
-    if k <= KNN_MAX_K:
-        sql = (
-            f"SELECT rowid, distance FROM {ident.VEC_TABLE} "
-            f"WHERE embedding MATCH ? AND k = ?{restrict}"
-        )
-        args: list[Any] = [unit, k, *params]
-    else:
-        sql = (
-            f"SELECT rowid, vec_distance_cosine(embedding, ?) AS distance "
-            f"FROM {ident.VEC_TABLE} WHERE 1{restrict} ORDER BY distance, rowid LIMIT ?"
-        )
-        args = [unit, *params, k]
-    rows = conn.execute(sql, args).fetchall()
-    return [(int(rowid), min(1.0, max(-1.0, 1.0 - float(d)))) for rowid, d in rows]
-
-
-def _zero_similarity(
-    conn: sqlite3.Connection, every_vector: bool, where: str, params: list[Any], k: int
-) -> list[tuple[int, float]]:
-    """Up to k chunks whose similarity is 0 by definition: those with a zero vector, or, for a
-    zero query, every chunk with a vector."""
-    states = "c.vector_state != 0" if every_vector else "c.vector_state = 2"
-    rows = conn.execute(
-        f"SELECT c.rowid FROM chunks c WHERE {states} AND {where} ORDER BY c.rowid LIMIT ?",
-        [*params, k],
-    ).fetchall()
-    return [(int(row[0]), 0.0) for row in rows]
 
 
 def _chunks_by_rowid(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, Chunk]:

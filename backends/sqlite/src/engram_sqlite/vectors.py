@@ -1,16 +1,18 @@
 """Vector checks and encodings.
 
 A chunk's vector is kept as given, rounded to float32 (like every vector database), in the
-``vectors`` table; the vec0 index holds its unit-length copy, so cosine scores do not depend on
-magnitudes that would overflow or underflow float32 arithmetic. A zero vector has no direction:
-it is stored but not indexed, and its cosine similarity with anything (and a zero query's with
+``vectors`` table; the side matrix (``matrix.py``) holds its unit-length copy, so cosine scores do
+not depend on magnitudes that would overflow or underflow float32 arithmetic. A zero vector has no
+direction: its unit copy is zero, so its cosine similarity with anything (and a zero query's with
 everything) is 0.
+
+Writes check and convert a whole batch with one numpy call; only a batch that fails is checked
+vector by vector, to name the chunk at fault.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -20,19 +22,10 @@ from engram.models import IndexIdentity
 from engram.vectors import check_finite
 
 STORED = np.dtype("<f4")
-INDEXED = np.dtype(np.float32)
 
 
-@dataclass(frozen=True)
-class Prepared:
-    """A validated vector: bytes for the chunk row, and the unit vector for vec0 (None if zero)."""
-
-    stored: bytes
-    unit: bytes | None
-
-
-def prepare(values: Sequence[float], identity: IndexIdentity, what: str) -> Prepared:
-    """Check ``values`` (finite, float32-representable, right length) and encode them."""
+def prepare(values: Sequence[float], identity: IndexIdentity, what: str) -> npt.NDArray[np.float32]:
+    """Check ``values`` (finite, float32-representable, right length); return them as float32."""
     arr = check_finite(values, what)
     if arr.size != identity.dimension:
         raise DimensionMismatch(
@@ -46,18 +39,30 @@ def prepare(values: Sequence[float], identity: IndexIdentity, what: str) -> Prep
         raise InvalidVector(
             f"{what} has values beyond the float32 range (±3.4e38); scale or normalise it"
         )
-    return Prepared(f32.tobytes(), _unit(f32))
+    return f32
+
+
+def prepare_many(
+    vectors: Sequence[Sequence[float]], identity: IndexIdentity, names: Sequence[str]
+) -> npt.NDArray[np.float32]:
+    """Every vector checked as ``prepare`` does, as one ``len x dimension`` float32 matrix."""
+    if not vectors:
+        return np.empty((0, identity.dimension), dtype=STORED)
+    try:
+        arr = np.asarray(vectors, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        arr = None
+    if arr is not None and arr.ndim == 2 and arr.shape[1] == identity.dimension:
+        with np.errstate(over="ignore"):
+            f32 = arr.astype(STORED)
+        if np.isfinite(f32).all():
+            return f32
+    for values, name in zip(vectors, names, strict=True):  # name the first bad one
+        prepare(values, identity, f"the vector of chunk {name!r}")
+    raise InvalidVector("a vector in this batch is not a list of numbers; pass lists of floats")
 
 
 def decode(blob: bytes) -> list[float]:
     """A stored vector back as Python floats (the float32 values, exactly)."""
     values: list[float] = np.frombuffer(blob, dtype=STORED).astype(np.float64).tolist()
     return values
-
-
-def _unit(f32: npt.NDArray[np.float32]) -> bytes | None:
-    f64 = f32.astype(np.float64)
-    norm = float(np.linalg.norm(f64))
-    if norm == 0.0:
-        return None
-    return (f64 / norm).astype(INDEXED).tobytes()

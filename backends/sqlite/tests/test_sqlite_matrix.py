@@ -1,0 +1,247 @@
+"""The side matrix never answers from stale or missing vectors: whatever state the file beside the
+index is in (old, damaged, another store's, absent, a crash in the middle of a write), a vector
+search equals exact cosine over the vectors SQLite holds at that moment."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engram.models import Chunk, IndexIdentity
+from engram_sqlite import SQLiteStore
+from engram_sqlite.driver import load_vec, select
+from engram_sqlite.fts import index_text
+from engram_sqlite.matrix import HEADER_BYTES, MAGIC
+from engram_sqlite.migrations import MIGRATIONS
+
+DIM = 8
+IDENTITY = IndexIdentity(embedder="rand", model="r8", dimension=DIM, chunker="c")
+MakeStore = Callable[..., SQLiteStore]
+
+
+def side_file(db_path: Path) -> Path:
+    return db_path.with_name(db_path.name + "-vectors")
+
+
+def chunks(start: int, stop: int, seed: int) -> list[Chunk]:
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(stop - start, DIM)).tolist()
+    return [
+        Chunk(id=f"c{i}", document_id=f"d{i % 7}", text=f"text {i}", vector=vectors[i - start])
+        for i in range(start, stop)
+    ]
+
+
+def truth(store: SQLiteStore, query: list[float], k: int) -> list[tuple[str, float]]:
+    """Exact top-k over what SQLite holds, read with plain SQL. (Through the store's own driver:
+    two SQLite libraries on one file in one process break each other's POSIX locks.)"""
+    rows = store.connection.execute(
+        "SELECT c.id, v.vector, c.rowid FROM chunks c JOIN vectors v ON v.rowid = c.rowid"
+    ).fetchall()
+    if not rows:
+        return []
+    x = np.asarray([np.frombuffer(r[1], dtype="<f4") for r in rows], dtype=np.float64)
+    q = np.asarray(query, dtype=np.float64)
+    norms = np.linalg.norm(x, axis=1) * np.linalg.norm(q)
+    sims = np.divide(x @ q, norms, out=np.zeros(len(rows)), where=norms > 0)
+    order = sorted(range(len(rows)), key=lambda i: (-sims[i], rows[i][2]))[:k]
+    return [(rows[i][0], float(sims[i])) for i in order]
+
+
+def assert_exact(store: SQLiteStore, seed: int, k: int = 10) -> None:
+    rng = np.random.default_rng(seed)
+    for _ in range(5):
+        query = rng.normal(size=DIM).tolist()
+        got = [(h.chunk.id, h.score) for h in store.vector_search(query, k)]
+        want = truth(store, query, k)
+        assert [g[0] for g in got] == [w[0] for w in want]
+        assert np.allclose([g[1] for g in got], [w[1] for w in want], atol=1e-5)
+
+
+def test_a_search_writes_the_side_file_and_a_new_store_maps_it(
+    make_store: MakeStore, db_path: Path
+) -> None:
+    store = make_store()
+    store.set_identity(IDENTITY)
+    store.upsert(chunks(0, 300, seed=1))
+    assert not side_file(db_path).exists()  # writers never touch it
+    assert_exact(store, seed=2)
+    assert side_file(db_path).read_bytes().startswith(MAGIC)
+    again = make_store()
+    assert_exact(again, seed=3)
+    view = again._matrix._view
+    assert view is not None and isinstance(view.snapshot.matrix, np.memmap)
+
+
+def test_an_old_side_file_is_caught_up_not_trusted(make_store: MakeStore, db_path: Path) -> None:
+    store = make_store()
+    store.set_identity(IDENTITY)
+    store.upsert(chunks(0, 400, seed=1))
+    assert_exact(store, seed=2)
+    old = db_path.with_name("old-vectors")
+    shutil.copy(side_file(db_path), old)
+    store.upsert(chunks(390, 420, seed=5))  # 10 changed vectors, 20 new ones
+    store.delete([f"c{i}" for i in range(0, 40)])
+    store.upsert([Chunk(id="c50", document_id="d", text="no vector any more")])
+    store.optimize()  # a newer file and fewer tombstones
+    shutil.copy(old, side_file(db_path))  # put the stale file back, as a restore might
+    reopened = make_store()
+    assert_exact(reopened, seed=6)
+    hits = {h.chunk.id for h in reopened.vector_search([1.0] * DIM, 1000)}
+    assert "c0" not in hits and "c50" not in hits and "c419" in hits
+    assert len(hits) == reopened.count() - 1  # every chunk with a vector, nothing else
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda p: p.write_bytes(b""),
+        lambda p: p.write_bytes(os.urandom(HEADER_BYTES + 100)),
+        lambda p: p.write_bytes(p.read_bytes()[:-7]),
+        lambda p: p.write_bytes(p.read_bytes().replace(b'"format": 1', b'"format": 9')),
+        lambda p: p.unlink(),
+    ],
+    ids=["empty", "garbage", "truncated", "future-format", "missing"],
+)
+def test_a_damaged_or_missing_side_file_is_rebuilt(
+    make_store: MakeStore, db_path: Path, damage: Callable[[Path], object]
+) -> None:
+    store = make_store()
+    store.set_identity(IDENTITY)
+    store.upsert(chunks(0, 200, seed=1))
+    assert_exact(store, seed=2)
+    damage(side_file(db_path))
+    reopened = make_store()
+    assert_exact(reopened, seed=3)
+    assert side_file(db_path).read_bytes().startswith(MAGIC)
+
+
+def test_another_stores_side_file_is_never_used(make_store: MakeStore, tmp_path: Path) -> None:
+    a_path, b_path = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    a, b = make_store(path=a_path), make_store(path=b_path)
+    for store, seed in ((a, 1), (b, 2)):  # same ids, same generations, other vectors
+        store.set_identity(IDENTITY)
+        store.upsert(chunks(0, 100, seed=seed))
+        store.vector_search([1.0] * DIM, 1)
+    shutil.copy(side_file(a_path), side_file(b_path))
+    assert_exact(make_store(path=b_path), seed=4)
+
+
+def test_a_second_writer_is_seen_at_once(make_store: MakeStore, db_path: Path) -> None:
+    reader, writer = make_store(), make_store()
+    reader.set_identity(IDENTITY)
+    reader.upsert(chunks(0, 100, seed=1))
+    assert_exact(reader, seed=2)
+    writer.upsert(chunks(50, 5_000, seed=3))  # enough to make the reader rebuild
+    assert_exact(reader, seed=4)
+    writer.delete([f"c{i}" for i in range(0, 5_000, 2)])
+    assert_exact(reader, seed=5)
+    writer.optimize()  # forgets the tombstones the reader's snapshot still needs
+    writer.delete(["c1"])
+    assert_exact(reader, seed=6)
+    writer.reset()
+    writer.set_identity(IDENTITY)
+    writer.upsert(chunks(0, 30, seed=7))  # a new store: same ids, other vectors
+    assert_exact(reader, seed=8)
+
+
+def test_a_store_from_before_the_side_matrix_is_migrated(
+    make_store: MakeStore, db_path: Path
+) -> None:
+    """A schema-1 file (vec0 table, FTS triggers) opens, keeps its chunks and searches exactly."""
+    module, _ = select("auto")  # the driver the store will use: one SQLite library per file
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    conn = module.connect(db_path, isolation_level=None)
+
+    load_vec(conn)
+    conn.create_function("engram_fts_text", 1, index_text, deterministic=True)
+    conn.executescript(MIGRATIONS[0])
+    conn.execute("INSERT INTO meta VALUES ('identity', ?)", (IDENTITY.model_dump_json(),))
+    conn.execute(f"CREATE VIRTUAL TABLE chunk_vectors USING vec0(embedding float[{DIM}])")
+    for i, c in enumerate(chunks(0, 50, seed=1), start=1):
+        conn.execute(
+            "INSERT INTO chunks(id, document_id, vector_state, text) VALUES (?, ?, 1, ?)",
+            (c.id, c.document_id, c.text),
+        )
+        blob = np.asarray(c.vector, dtype="<f4").tobytes()
+        conn.execute("INSERT INTO vectors VALUES (?, ?)", (i, blob))
+        conn.execute("INSERT INTO chunk_vectors(rowid, embedding) VALUES (?, ?)", (i, blob))
+    conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    store = make_store()
+    assert store.count() == 50
+    assert_exact(store, seed=2)
+    assert [h.chunk.id for h in store.keyword_search("text 7", 1)] == ["c7"]
+    store.upsert([Chunk(id="c7", document_id="d", text="rewritten words", vector=[1.0] * DIM)])
+    assert store.keyword_search("rewritten", 5)[0].chunk.id == "c7"
+    assert [h.chunk.id for h in store.keyword_search("text 7", 50)].count("c7") == 0
+    assert_exact(store, seed=3)
+
+
+_WORKER = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    from engram.models import Chunk, IndexIdentity
+    from engram_sqlite import SQLiteOptions, SQLiteStore
+    from engram.plugins import get_plugin_manager
+
+    path, dim = sys.argv[1], int(sys.argv[2])
+    store = SQLiteStore(SQLiteOptions(path=path), plugin_manager=get_plugin_manager())
+    store.set_identity(IndexIdentity(embedder="rand", model="r8", dimension=dim, chunker="c"))
+    rng = np.random.default_rng(int(sys.argv[3]))
+    n = 0
+    print("ready", flush=True)
+    while True:
+        vectors = rng.normal(size=(300, dim)).tolist()
+        store.upsert([
+            Chunk(id=f"c{rng.integers(0, 5000)}", document_id="d", text=f"t {n}", vector=v)
+            for v in vectors
+        ])
+        store.delete([f"c{i}" for i in rng.integers(0, 5000, size=40)])
+        store.vector_search(rng.normal(size=dim).tolist(), 10)  # keeps rewriting the side file
+        n += 1
+        if n % 7 == 0:
+            store.optimize()
+    """
+)
+
+
+def test_kill_9_during_ingest_never_leaves_a_stale_answer(tmp_path: Path) -> None:
+    """A writer killed at random points (mid-transaction, mid side-file write): every reopen
+    answers exactly what SQLite holds, and the writer's next run carries on."""
+    db_path = tmp_path / "crash.sqlite"
+    rng = np.random.default_rng(11)
+    for round_ in range(4):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _WORKER, str(db_path), str(DIM), str(round_)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        time.sleep(float(rng.uniform(0.3, 1.5)))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert proc.returncode == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""
+        from engram.plugins import get_plugin_manager
+        from engram_sqlite import SQLiteOptions
+
+        store = SQLiteStore(SQLiteOptions(path=db_path), plugin_manager=get_plugin_manager())
+        try:
+            assert store.count() > 0
+            assert_exact(store, seed=round_, k=25)
+            every = {h.chunk.id for h in store.vector_search([1.0] * DIM, 10_000)}
+            assert every == {c.id for batch in store.iter_chunks() for c in batch}
+        finally:
+            store.close()
