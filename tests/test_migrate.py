@@ -245,9 +245,21 @@ def test_cli_migrates_between_two_sqlite_files(
 
 
 def test_cli_optimize_says_when_there_is_nothing_to_do(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("ENGRAM_STORE__BACKEND", "memory")
     code, out, _ = run(capsys, "optimize")
     assert code == 0 and "nothing to optimize" in out
     code, out, _ = run(capsys, "optimize", "--json")
     assert json.loads(out)["optimized"] is False
+
+
+def test_cli_optimize_rewrites_the_sqlite_side_matrix(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(capsys, "index")
+    code, out, _ = run(capsys, "optimize", "--json")
+    assert code == 0
+    report = json.loads(out)["report"]
+    assert report["vectors"] > 0 and report["generation"] >= 1
+    assert (project / ".engram" / "index.sqlite-vectors").is_file()

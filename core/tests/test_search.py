@@ -30,6 +30,7 @@ from engram.search import (
     SearcherOptions,
     fuse_rrf,
     fuse_weighted,
+    keyword_standout,
     normalize_keyword,
     tokenize,
 )
@@ -480,8 +481,10 @@ def test_an_embedder_other_than_the_index_one_is_refused(notes_store: MemoryStor
         searcher().search("coffee", notes_store, impostor, mode="vector")
 
 
-def test_candidate_pool_lets_keyword_evidence_lift_a_vector_runner_up(store: MemoryStore) -> None:
-    # "a" is the best vector match but lacks the word; "b" is a close second and has it.
+def test_keyword_evidence_lifts_a_vector_runner_up_even_past_the_pool(store: MemoryStore) -> None:
+    # "a" is the best vector match but lacks the word; "b" is a close second and has it. With a
+    # pool of one, the vector side never returns "b", but "b" still gets its true cosine (0.95)
+    # from its stored vector instead of 0, so the keyword evidence lifts it either way.
     store.set_identity(IndexIdentity(embedder="fixed", model="fixed-1", dimension=2, chunker="md"))
     store.upsert(
         [
@@ -493,5 +496,37 @@ def test_candidate_pool_lets_keyword_evidence_lift_a_vector_runner_up(store: Mem
     query_embedder = FixedEmbedder({}, default=[1.0, 0.0])
     narrow = searcher(candidate_multiplier=1, min_score=0.0)
     wide = searcher(candidate_multiplier=2, min_score=0.0)
-    assert ids(narrow.search("zebra", store, query_embedder, limit=1).hits) == ["a"]
+    [hit] = narrow.search("zebra", store, query_embedder, limit=1).hits
+    assert hit.chunk.id == "b" and hit.vector_score == pytest.approx(
+        0.95 / (0.95**2 + 0.31**2) ** 0.5
+    )
     assert ids(wide.search("zebra", store, query_embedder, limit=1).hits) == ["b"]
+
+
+def test_keyword_standout_measures_how_far_the_best_hit_rises() -> None:
+    assert keyword_standout([]) == 1.0 and keyword_standout([3.0]) == 1.0
+    assert keyword_standout([5.0, 5.0, 5.0]) == 0.0
+    assert keyword_standout([10.0, 1.0, 1.0]) == pytest.approx(0.6)
+
+
+def test_junk_only_keyword_hits_weigh_little() -> None:
+    """Stray words that match three chunks equally must not outrank a good vector match: with
+    the fixed weights they did (0.4 > 0.6 * 0.6), scaled by their standout they weigh 0.14."""
+    vector_hits = [hit("good", 0.6), hit("ok", 0.5)]
+    junk = [hit("j1", 5.0), hit("j2", 5.0), hit("j3", 5.0)]
+    fixed = fuse_weighted(vector_hits, junk, 0.6, 0.4)
+    assert fixed[0].chunk.id == "j1"
+    scaled = fuse_weighted(vector_hits, junk, 0.6, 0.4, standout_floor=0.35)
+    assert [h.chunk.id for h in scaled[:2]] == ["good", "ok"]
+    assert scaled[2].score == pytest.approx(0.4 * 0.35)
+    telling = [hit("ok", 9.0), hit("j2", 1.0), hit("j3", 1.0)]  # one hit towers: full weight
+    assert fuse_weighted(vector_hits, telling, 0.6, 0.4, standout_floor=0.35)[0].chunk.id == "ok"
+
+
+def test_a_keyword_only_hit_gets_its_true_cosine_when_its_vector_is_known() -> None:
+    near = Hit(chunk=Chunk(id="k", document_id="d", text="k", vector=[3.0, 4.0]), score=2.0)
+    [fused] = fuse_weighted([], [near], 0.5, 0.5, query_vector=[1.0, 0.0])
+    assert fused.vector_score == pytest.approx(0.6)
+    assert fused.score == pytest.approx(0.5 * 0.6 + 0.5 * 1.0)
+    [unknown] = fuse_weighted([], [near], 0.5, 0.5)  # no query vector: the old 0
+    assert unknown.vector_score is None and unknown.score == pytest.approx(0.5)

@@ -92,9 +92,12 @@ class ChunkingConfig(_Section):
 class SearchConfig(_Section):
     mode: SearchMode = "hybrid"
     fusion: FusionMethod = "weighted"
-    vector_weight: float = Field(default=0.7, ge=0)
-    keyword_weight: float = Field(default=0.3, ge=0)
+    vector_weight: float = Field(default=0.6, ge=0)
+    keyword_weight: float = Field(default=0.4, ge=0)
     keyword_scale: KeywordScale = "relative"
+    # The keyword weight is scaled by how much the best keyword hit stands out of the keyword
+    # list, never below this share of it (1 turns the scaling off; see engram.search).
+    keyword_standout_floor: float = Field(default=0.35, ge=0, le=1)
     limit: int = Field(default=6, ge=1, le=1000)
     min_score: float = Field(default=0.35, ge=0, le=1)
     candidate_multiplier: int = Field(default=4, ge=1, le=50)
