@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,7 +17,8 @@ import numpy as np
 import pytest
 
 from engram.models import Chunk, IndexIdentity
-from engram_sqlite import SQLiteStore
+from engram.plugins import get_plugin_manager
+from engram_sqlite import SQLiteOptions, SQLiteStore
 from engram_sqlite.driver import load_vec, select
 from engram_sqlite.fts import index_text
 from engram_sqlite.matrix import HEADER_BYTES, MAGIC
@@ -213,6 +213,7 @@ _WORKER = textwrap.dedent(
         n += 1
         if n % 7 == 0:
             store.optimize()
+        print("batch", n, flush=True)
     """
 )
 
@@ -230,13 +231,11 @@ def test_kill_9_during_ingest_never_leaves_a_stale_answer(tmp_path: Path) -> Non
             text=True,
         )
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        time.sleep(float(rng.uniform(0.3, 1.5)))
+        for _ in range(int(rng.integers(1, 8))):  # let some batches land, then kill mid-next
+            assert proc.stdout.readline().startswith("batch"), proc.stderr
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         assert proc.returncode == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""
-        from engram.plugins import get_plugin_manager
-        from engram_sqlite import SQLiteOptions
-
         store = SQLiteStore(SQLiteOptions(path=db_path), plugin_manager=get_plugin_manager())
         try:
             assert store.count() > 0

@@ -25,7 +25,7 @@ import contextlib
 import json
 import os
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -75,7 +75,7 @@ class View:
     alive: npt.NDArray[np.intp] | None  # snapshot positions still current; None = all
     delta_rowids: Rowids
     delta_matrix: Matrix
-    dimension: int = field(default=0)
+    dimension: int
 
     def top_k(self, query: Matrix, k: int, allowed: Rowids | None) -> list[tuple[int, float]]:
         """(rowid, cosine) of the k best rows, ties by rowid; only ``allowed`` rowids if given."""
