@@ -9,12 +9,13 @@ from __future__ import annotations
 from engram.hookspecs import hookimpl
 from engram.registry import Register
 from engram_local.embedder import LocalEmbedder
-from engram_local.options import LocalOptions
+from engram_local.options import Int8Options, LocalOptions
 
-__all__ = ["LocalEmbedder", "LocalOptions", "register_embedders"]
+__all__ = ["Int8Options", "LocalEmbedder", "LocalOptions", "register_embedders"]
 
 
 @hookimpl
 def register_embedders(register: Register) -> None:
-    """The ``local`` embedder."""
+    """``local`` (float32, numpy) and ``local-int8`` (the same model quantized, onnxruntime)."""
     register("local", LocalEmbedder, options=LocalOptions)
+    register("local-int8", LocalEmbedder, options=Int8Options)

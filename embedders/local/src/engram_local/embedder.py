@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING
 from engram.embedders import BaseEmbedder
 from engram.errors import EmbedderError
 from engram.models import InputType
+from engram_local.int8 import require_int8_runtime
 from engram_local.loader import (
     DEFAULT_MAX_SEQ_LENGTH,
     KNOWN_DIMENSIONS,
     ModelSpec,
+    base_model_id,
     check_model_dir,
     locate_model,
     model_id,
@@ -40,6 +42,8 @@ class LocalEmbedder(BaseEmbedder):
         self.options = options if options is not None else LocalOptions()
         self.model = model_id(self.options)
         self.threads = self.options.threads or available_cores()
+        if self.options.precision == "int8":
+            require_int8_runtime()
         self._lock = threading.Lock()
         self._encoder: SentenceEncoder | None = None
         self._spec: ModelSpec | None = None
@@ -47,9 +51,11 @@ class LocalEmbedder(BaseEmbedder):
             # An explicit folder is checked now: a wrong path is a configuration error.
             folder = check_model_dir(self.options.model_path)
             self._spec = read_spec(folder, self.options.max_seq_length)
-        elif self.model not in KNOWN_DIMENSIONS:
+        elif base_model_id(self.options) not in KNOWN_DIMENSIONS:
             self._spec = read_spec(locate_model(self.options), self.options.max_seq_length)
-        self.dimension = self._spec.dimension if self._spec else KNOWN_DIMENSIONS[self.model]
+        self.dimension = (
+            self._spec.dimension if self._spec else KNOWN_DIMENSIONS[base_model_id(self.options)]
+        )
         limit = (
             self._spec.max_seq_length
             if self._spec
@@ -84,6 +90,10 @@ class LocalEmbedder(BaseEmbedder):
                         f"{self.dimension} as {self.model} should; reinstall the model files"
                     )
                 self._encoder = SentenceEncoder(
-                    spec, batch_size=self.options.batch_size, threads=self.threads
+                    spec,
+                    batch_size=self.options.batch_size,
+                    threads=self.threads,
+                    precision=self.options.precision,
+                    int8_cache=self.options.int8_cache,
                 )
             return self._encoder

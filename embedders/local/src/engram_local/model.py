@@ -84,7 +84,7 @@ class BertEncoder:
             )
         self.config = config
         self._act = _ACTIVATIONS[config.hidden_act]
-        w = _strip_prefix(weights)
+        w = strip_prefix(weights)
         self.word = _f32(w["embeddings.word_embeddings.weight"])
         self.position = _f32(w["embeddings.position_embeddings.weight"])
         types = w.get("embeddings.token_type_embeddings.weight")
@@ -236,7 +236,7 @@ def _f32(a: npt.NDArray[Any]) -> F32:
     return np.ascontiguousarray(a, dtype=np.float32)
 
 
-def _strip_prefix(weights: Mapping[str, npt.NDArray[Any]]) -> dict[str, npt.NDArray[Any]]:
+def strip_prefix(weights: Mapping[str, npt.NDArray[Any]]) -> dict[str, npt.NDArray[Any]]:
     """Accept both bare ``BertModel`` keys and keys saved under a ``bert.`` prefix."""
     prefix = "bert."
     if any(k.startswith(prefix + "embeddings.") for k in weights):

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+# The index records an int8 model under its own name: its vectors are close to, not equal to, the
+# float32 model's, and the two must never share an index.
+INT8_SUFFIX = "-int8"
+
+Precision = Literal["float32", "int8"]
 
 
 class LocalOptions(BaseModel):
@@ -47,9 +53,30 @@ class LocalOptions(BaseModel):
             "(needs huggingface_hub and network). Off by default: engram never downloads silently."
         ),
     )
+    precision: Precision = Field(
+        default="float32",
+        description=(
+            "float32: the exact model in numpy. int8: the same weights quantized per channel and "
+            "run by onnxruntime (pip install 'engram-local[int8]'); faster, vectors slightly "
+            "different, so the index records the model as '<model>-int8' and needs a rebuild."
+        ),
+    )
+    int8_cache: Path | None = Field(
+        default=None,
+        description=(
+            "Folder for the quantized model built from the weights on first use "
+            "(default: ~/.cache/engram/models)."
+        ),
+    )
     query_prefix: str = Field(
         default="", description="Text put before every query (e.g. 'query: ' for E5 models)."
     )
     document_prefix: str = Field(
         default="", description="Text put before every document (e.g. 'passage: ' for E5)."
     )
+
+
+class Int8Options(LocalOptions):
+    """``provider = "local-int8"``: the local embedder with ``precision = "int8"`` by default."""
+
+    precision: Precision = "int8"

@@ -10,18 +10,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from pathlib import Path
+from typing import Protocol
 
 import numpy as np
-import numpy.typing as npt
-from safetensors import SafetensorError
-from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
 from engram.errors import EmbedderError
 from engram_local.batching import pad, plan_batches
-from engram_local.loader import ModelSpec
+from engram_local.loader import ModelSpec, load_weights
 from engram_local.model import F32, BertEncoder, Ints, cls_pool, l2_normalize, max_pool, mean_pool
+from engram_local.options import Precision
 from engram_local.threads import single_threaded_blas
 
 _POOLERS: dict[str, Callable[[F32, Ints], F32]] = {
@@ -31,16 +30,36 @@ _POOLERS: dict[str, Callable[[F32, Ints], F32]] = {
 }
 
 
+class Encoder(Protocol):
+    """Last hidden states for a padded batch, computed on the calling thread."""
+
+    def forward(self, ids: Ints, mask: Ints) -> F32: ...
+
+
 class SentenceEncoder:
     """A loaded model. Thread-safe: ``encode`` only reads the weights."""
 
-    def __init__(self, spec: ModelSpec, *, batch_size: int, threads: int) -> None:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        *,
+        batch_size: int,
+        threads: int,
+        precision: Precision = "float32",
+        int8_cache: Path | None = None,
+    ) -> None:
         self.spec = spec
         self.batch_size = batch_size
         self.threads = threads
         self.tokenizer = load_tokenizer(spec)
+        self.encoder: Encoder
         try:
-            self.encoder = BertEncoder(spec.config, load_weights(spec))
+            if precision == "int8":
+                from engram_local.int8 import Int8Encoder
+
+                self.encoder = Int8Encoder(spec, cache=int8_cache)
+            else:
+                self.encoder = BertEncoder(spec.config, load_weights(spec))
         except KeyError as exc:
             raise EmbedderError(
                 f"{spec.folder / 'model.safetensors'} has no tensor {exc}: it is not a BERT "
@@ -89,14 +108,3 @@ def load_tokenizer(spec: ModelSpec) -> Tokenizer:
     tokenizer.enable_truncation(spec.max_seq_length)
     tokenizer.no_padding()
     return tokenizer
-
-
-def load_weights(spec: ModelSpec) -> dict[str, npt.NDArray[Any]]:
-    """The safetensors weights as numpy arrays (no PyTorch)."""
-    path = spec.folder / "model.safetensors"
-    try:
-        return load_file(str(path))
-    except (SafetensorError, OSError) as exc:
-        raise EmbedderError(
-            f"cannot read the model weights {path} ({exc}); reinstall the model files"
-        ) from exc
