@@ -45,7 +45,15 @@ def test_schemas_are_generated_from_the_input_models() -> None:
         assert tool.input_schema()["additionalProperties"] is False
         assert tool.description
     props = MemorySearchInput.model_json_schema()["properties"]
-    assert set(props) == {"query", "limit", "source", "type", "scope", "include_superseded"}
+    assert set(props) == {
+        "query",
+        "limit",
+        "source",
+        "type",
+        "scope",
+        "include_superseded",
+        "per_document",
+    }
 
 
 def test_store_search_get_list_stats_forget(box: Toolbox, tmp_path: Path) -> None:

@@ -99,6 +99,8 @@ class SearchConfig(_Section):
     # list, never below this share of it (1 turns the scaling off; see engram.search).
     keyword_standout_floor: float = Field(default=0.35, ge=0, le=1)
     limit: int = Field(default=6, ge=1, le=1000)
+    # One hit per document (its best chunk), so `limit` counts documents, not chunks.
+    per_document: bool = False
     min_score: float = Field(default=0.35, ge=0, le=1)
     candidate_multiplier: int = Field(default=4, ge=1, le=50)
     rrf_k: int = Field(default=60, ge=1)

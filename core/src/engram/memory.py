@@ -30,7 +30,7 @@ from engram.protocols import Embedder, Extractor, Searcher, Store, embedder_iden
 from engram.redact import strip_private
 from engram.registry import Registry
 from engram.scopes import MemoryFolder, memory_folders
-from engram.search import apply_recency
+from engram.search import apply_recency, best_per_document
 
 if TYPE_CHECKING:
     from engram.capture import CaptureReport, SessionCaptureReport
@@ -55,6 +55,10 @@ class Excerpt(BaseModel):
     end_line: int
     total_lines: int
     text: str
+
+
+# The most chunks one search asks the searcher for (recency re-ranking, per-document widening).
+MAX_POOL = 1000
 
 
 class Memory:
@@ -385,25 +389,38 @@ class Memory:
         include_superseded: bool = False,
         recency_weight: float | None = None,
         count_access: bool = True,
+        per_document: bool | None = None,
     ) -> SearchResult:
         """Rank chunks for ``query``. Superseded and archived memories are left out unless
         ``include_superseded``; ``recency_weight`` (default ``[search] recency_weight``) blends
-        in how new a hit is. Memory hits count as accesses (``engram prune`` reads them) unless
-        ``count_access`` is False (recall counts only what its block holds)."""
+        in how new a hit is; ``per_document`` (default ``[search] per_document``) keeps each
+        document's best chunk only, so ``limit`` counts documents. Memory hits count as accesses
+        (``engram prune`` reads them) unless ``count_access`` is False (recall counts only what
+        its block holds)."""
         self.check_identity(writing=False)
         opts = self.config.search
         wanted = limit or opts.limit
         weight = opts.recency_weight if recency_weight is None else recency_weight
         if not 0 <= weight <= 1:
             raise ConfigError(f"recency weight must be between 0 and 1, got {weight}")
+        by_document = opts.per_document if per_document is None else per_document
         # Recency re-ranks: fetch a pool so a newer hit below the cut can rise into it.
-        pool = min(1000, wanted * opts.candidate_multiplier) if weight > 0 else wanted
-        result = self._search_live(
-            strip_private(query), mode or opts.mode, pool, filter, include_superseded
-        )
-        hits = result.hits
-        if weight > 0:
-            hits = apply_recency(hits, weight, opts.recency_decay, time.time())
+        pool = min(MAX_POOL, wanted * opts.candidate_multiplier) if weight > 0 else wanted
+        while True:
+            result = self._search_live(
+                strip_private(query), mode or opts.mode, pool, filter, include_superseded
+            )
+            hits = result.hits
+            if weight > 0:
+                hits = apply_recency(hits, weight, opts.recency_decay, time.time())
+            if not by_document:
+                break
+            hits = best_per_document(hits)
+            # Too few documents while the searcher had more to give: a few long documents
+            # filled the pool with their chunks, so widen it.
+            if len(hits) >= wanted or len(result.hits) < pool or pool >= MAX_POOL:
+                break
+            pool = min(MAX_POOL, pool * 4)
         result = result.model_copy(update={"hits": hits[:wanted]})
         if count_access:
             self.access.record_hits(result.hits)

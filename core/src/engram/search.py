@@ -254,6 +254,17 @@ def fuse_rrf(vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit], k: int = 6
     return _ranked(fused)
 
 
+def best_per_document(hits: Sequence[Hit]) -> list[Hit]:
+    """The first (best-ranked) hit of each document, in rank order."""
+    seen: set[str] = set()
+    best = []
+    for hit in hits:
+        if hit.chunk.document_id not in seen:
+            seen.add(hit.chunk.document_id)
+            best.append(hit)
+    return best
+
+
 def apply_recency(hits: Sequence[Hit], weight: float, decay: float, now: float) -> list[Hit]:
     """Blend how new each hit is into its score: ``score * (1 - w) + w * exp(-decay * age)``,
     ``age`` in days from the chunk's ``updated_at``, ``created_at`` or ``timestamp`` (a memory's

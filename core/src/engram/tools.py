@@ -58,6 +58,10 @@ class MemorySearchInput(_Input):
         default=False,
         description="Also return memories that newer ones superseded (history), marked so.",
     )
+    per_document: bool = Field(
+        default=False,
+        description="One result per file (its best passage), so limit counts files.",
+    )
 
 
 class MemoryStoreInput(_Input):
@@ -214,7 +218,11 @@ def _search(memory: Memory, args: MemorySearchInput) -> SearchOutput:
         parts.append(Eq(field="scope", value=args.scope))
     flt: Filter | None = None if not parts else parts[0] if len(parts) == 1 else And(filters=parts)
     result = memory.search(
-        args.query, limit=args.limit, filter=flt, include_superseded=args.include_superseded
+        args.query,
+        limit=args.limit,
+        filter=flt,
+        include_superseded=args.include_superseded,
+        per_document=args.per_document,
     )
     hits = []
     for hit in result.hits:

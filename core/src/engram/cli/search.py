@@ -50,6 +50,14 @@ def search_command(
             "(default: [search] recency_weight).",
         ),
     ] = None,
+    per_document: Annotated[
+        bool | None,
+        typer.Option(
+            "--per-document/--per-chunk",
+            help="One hit per file (its best chunk), so --limit counts files "
+            "(default: [search] per_document, off).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print hits as JSON.")] = False,
 ) -> None:
     """Search the memory (hybrid keyword + vector by default). Superseded memories are left out
@@ -70,6 +78,7 @@ def search_command(
             filter=flt,
             include_superseded=include_superseded,
             recency_weight=recency,
+            per_document=per_document,
         )
     if as_json:
         console.print_json(json.dumps(_as_json(result)))
