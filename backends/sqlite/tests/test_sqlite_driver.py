@@ -158,3 +158,18 @@ def test_entry_point_is_declared() -> None:
     [ep] = [e for e in metadata.entry_points(group="engram") if e.name == "sqlite"]
     assert ep.value == "engram_sqlite"
     assert ep.load() is engram_sqlite
+
+
+def test_a_file_store_keeps_its_durability_and_checkpoint_settings(
+    pm: pluggy.PluginManager, tmp_path: Path
+) -> None:
+    store = SQLiteStore(SQLiteOptions(path=tmp_path / "index.db"), plugin_manager=pm)
+    try:
+        conn = store.connection
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+        assert conn.execute("PRAGMA page_size").fetchone()[0] == 16384
+        assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 4096
+        assert conn.execute("PRAGMA journal_size_limit").fetchone()[0] == 64 * 1024 * 1024
+    finally:
+        store.close()

@@ -48,13 +48,14 @@ def prepare_many(
     """Every vector checked as ``prepare`` does, as one ``len x dimension`` float32 matrix."""
     if not vectors:
         return np.empty((0, identity.dimension), dtype=STORED)
+    # Straight to float32: a value beyond its range becomes inf, which the finiteness check
+    # catches like NaN, and the per-vector pass below then names it.
     try:
-        arr = np.asarray(vectors, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError):
-        arr = None
-    if arr is not None and arr.ndim == 2 and arr.shape[1] == identity.dimension:
         with np.errstate(over="ignore"):
-            f32 = arr.astype(STORED)
+            f32 = np.asarray(vectors, dtype=STORED)
+    except (TypeError, ValueError, OverflowError):
+        f32 = None
+    if f32 is not None and f32.ndim == 2 and f32.shape[1] == identity.dimension:
         if np.isfinite(f32).all():
             return f32
     for values, name in zip(vectors, names, strict=True):  # name the first bad one
