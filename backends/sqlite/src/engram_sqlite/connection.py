@@ -20,7 +20,6 @@ from engram_sqlite.filters import ISO_FUNCTION, NUMBER_FUNCTION, iso_microsecond
 from engram_sqlite.fts import index_text
 from engram_sqlite.options import SQLiteOptions
 
-
 WAL_CHECKPOINT_PAGES = 4096
 WAL_SIZE_LIMIT = 64 * 1024 * 1024
 

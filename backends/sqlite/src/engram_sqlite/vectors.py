@@ -55,9 +55,13 @@ def prepare_many(
             f32 = np.asarray(vectors, dtype=STORED)
     except (TypeError, ValueError, OverflowError):
         f32 = None
-    if f32 is not None and f32.ndim == 2 and f32.shape[1] == identity.dimension:
-        if np.isfinite(f32).all():
-            return f32
+    if (
+        f32 is not None
+        and f32.ndim == 2
+        and f32.shape[1] == identity.dimension
+        and np.isfinite(f32).all()
+    ):
+        return f32
     for values, name in zip(vectors, names, strict=True):  # name the first bad one
         prepare(values, identity, f"the vector of chunk {name!r}")
     raise InvalidVector("a vector in this batch is not a list of numbers; pass lists of floats")
