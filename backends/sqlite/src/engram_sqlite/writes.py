@@ -113,7 +113,7 @@ def _vectors(
     matrix = prepare_many(
         [c.vector for c in given if c.vector is not None], identity, [c.id for c in given]
     )
-    zero: list[bool] = (~matrix.any(axis=1)).tolist()
+    zero = [bool(z) for z in ~matrix.any(axis=1)]
     rows = iter(zip(matrix, zero, strict=True))
     for i, chunk in enumerate(chunks):
         if chunk.vector is None:
