@@ -11,6 +11,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
+import numpy as np
+import numpy.typing as npt
+
 from engram.errors import StoreError
 from engram.models import Chunk, IndexIdentity
 from engram_sqlite.fts import index_text
@@ -113,7 +116,8 @@ def _vectors(
     matrix = prepare_many(
         [c.vector for c in given if c.vector is not None], identity, [c.id for c in given]
     )
-    zero = [bool(z) for z in ~matrix.any(axis=1)]
+    nonzero: npt.NDArray[np.bool_] = matrix.any(axis=1)
+    zero = [not bool(z) for z in nonzero]
     rows = iter(zip(matrix, zero, strict=True))
     for i, chunk in enumerate(chunks):
         if chunk.vector is None:
