@@ -12,7 +12,6 @@ import sqlite3
 from collections.abc import Sequence
 
 import numpy as np
-import numpy.typing as npt
 
 from engram.errors import StoreError
 from engram.models import Chunk, IndexIdentity
@@ -116,8 +115,7 @@ def _vectors(
     matrix = prepare_many(
         [c.vector for c in given if c.vector is not None], identity, [c.id for c in given]
     )
-    nonzero: npt.NDArray[np.bool_] = matrix.any(axis=1)
-    zero = [not bool(z) for z in nonzero]
+    zero = [not bool(z) for z in np.any(matrix, axis=1).tolist()]
     rows = iter(zip(matrix, zero, strict=True))
     for i, chunk in enumerate(chunks):
         if chunk.vector is None:
