@@ -88,8 +88,8 @@ def test_int8_ranks_like_float32(int8: LocalEmbedder, minilm: LocalEmbedder) -> 
 
 
 def test_int8_has_its_own_index_identity(int8: LocalEmbedder, minilm: LocalEmbedder) -> None:
-    assert int8.model == "all-MiniLM-L6-v2-int8"
-    assert minilm.model == "all-MiniLM-L6-v2"
+    assert (int8.name, int8.model) == ("local-int8", "all-MiniLM-L6-v2-int8")
+    assert (minilm.name, minilm.model) == ("local", "all-MiniLM-L6-v2")
     assert int8.dimension == minilm.dimension == 384
 
 

@@ -40,6 +40,9 @@ class LocalEmbedder(BaseEmbedder):
 
     def __init__(self, options: LocalOptions | None = None) -> None:
         self.options = options if options is not None else LocalOptions()
+        if self.options.precision == "int8":
+            # Its own name too, so reports and logs tell the two variants apart.
+            self.name = "local-int8"
         self.model = model_id(self.options)
         self.threads = self.options.threads or available_cores()
         if self.options.precision == "int8":
