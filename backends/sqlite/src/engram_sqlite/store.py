@@ -262,13 +262,24 @@ class SQLiteStore:
         expression = match_expression(query)
         if expression is None or k == 0:
             return []
+        # Rank rowids first and fetch the rows of the top k only: joined before the sort, every
+        # matching chunk's text and vector would be read and carried through the sorter.
+        if where == "1":
+            ranked = (
+                "SELECT rowid, -bm25(chunks_fts) AS score FROM chunks_fts "
+                "WHERE chunks_fts MATCH ? ORDER BY score DESC, rowid LIMIT ?"
+            )
+        else:
+            ranked = (
+                "SELECT c.rowid AS rowid, -bm25(chunks_fts) AS score "
+                "FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+                f"WHERE chunks_fts MATCH ? AND {where} ORDER BY score DESC, c.rowid LIMIT ?"
+            )
         with self._db.read() as conn:
             rows = conn.execute(
-                f"SELECT {CHUNK_COLUMNS}, -bm25(chunks_fts) AS score "
-                "FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
-                "LEFT JOIN vectors v ON v.rowid = c.rowid "
-                f"WHERE chunks_fts MATCH ? AND {where} "
-                "ORDER BY score DESC, c.rowid LIMIT ?",
+                f"SELECT {CHUNK_COLUMNS}, top.score FROM ({ranked}) AS top "
+                "JOIN chunks c ON c.rowid = top.rowid LEFT JOIN vectors v ON v.rowid = c.rowid "
+                "ORDER BY top.score DESC, c.rowid",
                 [expression, *params, k],
             ).fetchall()
         return [
