@@ -1,0 +1,235 @@
+"""Score fusion: how a store's vector and keyword hits become one ranked list (weighted or RRF),
+and the re-ranking steps after it (best hit per document, recency).
+
+Score scales, so fused numbers mean the same thing for every backend:
+
+- a store's vector hit carries cosine similarity (-1..1);
+- a store's keyword hit carries a positive BM25 relevance ``s`` (for SQLite's ``bm25()``, whose
+  rank is negative, ``s = -rank``);
+- weighted fusion mixes cosine clipped to [0, 1] with the keyword score scaled into [0, 1]:
+  by default relative to the query's best keyword hit (``s / max s``), or ``s / (1 + s)``
+  (``keyword_scale = "saturating"``). BM25 magnitudes grow with the corpus and the query (a
+  one-note match in a small vault scores near 0; SciFact's best hits score 16-52), so a fixed
+  curve either drowns the keyword signal or flattens it: on SciFact the saturating scale gives
+  nDCG@10 0.685, below keyword search alone (0.687), and the relative scale 0.728. The fused
+  score is in [0, 1] and ``min_score`` applies to it (and to cosine in vector mode); reciprocal
+  rank fusion (RRF) scores are on another scale (at most ``2 / (k + 1)``) and keyword-only BM25
+  magnitudes depend on the corpus size, so ``min_score`` never applies to those.
+
+Weighted fusion never lets the keyword side win on noise. The relative scale gives the best
+keyword hit 1.0 even when every keyword hit is a stray-word match, so the keyword weight is
+scaled by how much that best hit stands out: ``standout = 1 - mean(bm25) / max(bm25)`` over the
+keyword candidates (0 when they all score alike, near 1 when one towers over the rest), and the
+weight used is ``keyword_weight * (floor + (1 - floor) * standout)`` with ``floor =
+keyword_standout_floor`` (0.35). A keyword-only hit gets its true cosine when the store returns
+the chunk's vector (instead of 0, which sank good keyword matches the vector side had cut off).
+Measured on SciFact / LoCoMo with MiniLM (nDCG@10): keyword alone 0.687 / 0.430, vector alone
+0.645 / 0.277, the old fixed 0.7/0.3 blend 0.732 / 0.399 (below keyword alone on LoCoMo), this
+blend 0.740 / 0.455; docs/benchmarks.md has the full report.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from engram.errors import ConfigError, StoreError
+from engram.filters import parse_iso
+from engram.models import Hit, KeywordScale, Metadata
+
+
+def normalize_keyword(score: float) -> float:
+    """Map a positive BM25 relevance ``s`` to ``s / (1 + s)`` in [0, 1) (keyword-only scores,
+    and weighted fusion with ``keyword_scale = "saturating"``).
+
+    A negative or non-finite score is a store bug (usually SQLite's raw ``bm25()`` rank, which is
+    negative): it raises instead of being clamped, so the bug cannot hide as "no keyword match".
+    """
+    if not math.isfinite(score) or score < 0:
+        raise StoreError(
+            f"keyword score {score!r} is not a positive relevance; a store must return BM25 "
+            f"relevance > 0 (for SQLite's bm25() rank r, return -r)"
+        )
+    return score / (1.0 + score)
+
+
+def _weights(vector_weight: float, keyword_weight: float) -> tuple[float, float]:
+    for label, w in (("vector_weight", vector_weight), ("keyword_weight", keyword_weight)):
+        if not math.isfinite(w) or w < 0:
+            raise ConfigError(f"search.{label} must be a number >= 0, got {w!r}")
+    total = vector_weight + keyword_weight
+    if total <= 0:
+        raise ConfigError(
+            "search.vector_weight and search.keyword_weight are both 0; set at least one above 0"
+        )
+    return vector_weight / total, keyword_weight / total
+
+
+def _first_by_id(hits: Sequence[Hit]) -> dict[str, tuple[int, Hit]]:
+    """Chunk id → (rank from 1, hit); a repeated id keeps its best (first) place."""
+    out: dict[str, tuple[int, Hit]] = {}
+    for rank, hit in enumerate(hits, start=1):
+        out.setdefault(hit.chunk.id, (rank, hit))
+    return out
+
+
+def ranked(hits: list[Hit]) -> list[Hit]:
+    """Best score first; ties broken by chunk id so every run ranks alike."""
+    return sorted(hits, key=lambda h: (-h.score, h.chunk.id))
+
+
+def fuse_weighted(
+    vector_hits: Sequence[Hit],
+    keyword_hits: Sequence[Hit],
+    vector_weight: float = 0.7,
+    keyword_weight: float = 0.3,
+    keyword_scale: KeywordScale = "relative",
+    *,
+    standout_floor: float = 1.0,
+    query_vector: Sequence[float] | None = None,
+) -> list[Hit]:
+    """Merge store hits by chunk id: ``wv * clip(cosine, 0, 1) + wk * keyword part``, where the
+    keyword part is ``bm25 / best bm25 of these hits`` (``"relative"``) or
+    ``normalize_keyword(bm25)`` (``"saturating"``).
+
+    Inputs are store hits (``score`` in the store's scale). Weights are rescaled to sum to 1, so
+    every fused score is in [0, 1]; with ``standout_floor`` below 1 the keyword weight shrinks
+    when no keyword hit stands out (see the module docstring). A chunk the keyword side found and
+    the vector side did not gets its cosine with ``query_vector`` if both vectors are known, else
+    0; a side that did not find a chunk otherwise counts 0. The raw cosine and BM25 values are
+    kept as ``vector_score`` / ``keyword_score``.
+    """
+    wv, wk = _weights(vector_weight, keyword_weight)
+    by_vector = _first_by_id(vector_hits)
+    by_keyword = _first_by_id(keyword_hits)
+    keyword_scores = [h.score for _, h in by_keyword.values()]
+    keyword_part = _keyword_scaler(keyword_scores, keyword_scale)
+    wk *= standout_floor + (1.0 - standout_floor) * keyword_standout(keyword_scores)
+    wv = 1.0 - wk if wv > 0 else 0.0
+    unit_query = _unit(query_vector)
+    fused: list[Hit] = []
+    for chunk_id in by_vector.keys() | by_keyword.keys():
+        v = by_vector.get(chunk_id)
+        kw = by_keyword.get(chunk_id)
+        chunk = next(entry[1].chunk for entry in (v, kw) if entry is not None)
+        v_raw = v[1].score if v else _cosine(unit_query, chunk.vector)
+        k_raw = kw[1].score if kw else None
+        v_part = min(1.0, max(0.0, v_raw)) if v_raw is not None else 0.0
+        k_part = keyword_part(k_raw) if k_raw is not None else 0.0
+        score = min(1.0, max(0.0, wv * v_part + wk * k_part))
+        fused.append(Hit(chunk=chunk, score=score, vector_score=v_raw, keyword_score=k_raw))
+    return ranked(fused)
+
+
+def keyword_standout(scores: Sequence[float]) -> float:
+    """How far the best keyword score stands above the list's mean, in [0, 1]: 0 when every hit
+    scores the same (typical of stray-word matches), 1 for fewer than two hits."""
+    if len(scores) < 2:
+        return 1.0
+    best = max(scores)
+    if best <= 0:
+        return 0.0
+    return min(1.0, max(0.0, 1.0 - (sum(scores) / len(scores)) / best))
+
+
+def _unit(vector: Sequence[float] | None) -> npt.NDArray[np.float64] | None:
+    if vector is None:
+        return None
+    arr = np.asarray(vector, dtype=np.float64)
+    norm = float(np.linalg.norm(arr))
+    return None if norm == 0 or not math.isfinite(norm) else arr / norm
+
+
+def _cosine(
+    unit_query: npt.NDArray[np.float64] | None, vector: Sequence[float] | None
+) -> float | None:
+    """Cosine of a chunk's stored vector with the (unit) query, None when either is unknown."""
+    if unit_query is None or vector is None or len(vector) != len(unit_query):
+        return None
+    arr = np.asarray(vector, dtype=np.float64)
+    norm = float(np.linalg.norm(arr))
+    if norm == 0 or not math.isfinite(norm):
+        return 0.0
+    return float(arr @ unit_query) / norm
+
+
+def _keyword_scaler(scores: Sequence[float], scale: KeywordScale) -> Callable[[float], float]:
+    """The map from a BM25 relevance to [0, 1] for one query's keyword hits."""
+    for score in scores:
+        normalize_keyword(score)  # refuses raw (negative) ranks and non-finite scores
+    if scale == "saturating":
+        return normalize_keyword
+    if scale != "relative":
+        raise ConfigError(f"search.keyword_scale must be relative or saturating, got {scale!r}")
+    best = max(scores, default=0.0)
+    if best <= 0:
+        return lambda _: 0.0
+    return lambda s: min(1.0, s / best)
+
+
+def fuse_rrf(vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit], k: int = 60) -> list[Hit]:
+    """Reciprocal rank fusion: ``sum(1 / (k + rank))`` over the lists that hold a chunk.
+
+    Ranks count from 1 in the order given (stores return best first). Only ranks matter, so the
+    raw scores are kept as ``vector_score`` / ``keyword_score`` for display.
+    """
+    if k < 0:
+        raise ConfigError(f"search.rrf_k must be >= 0, got {k}; the usual value is 60")
+    by_vector = _first_by_id(vector_hits)
+    by_keyword = _first_by_id(keyword_hits)
+    fused: list[Hit] = []
+    for chunk_id in by_vector.keys() | by_keyword.keys():
+        v = by_vector.get(chunk_id)
+        kw = by_keyword.get(chunk_id)
+        score = (1.0 / (k + v[0]) if v else 0.0) + (1.0 / (k + kw[0]) if kw else 0.0)
+        chunk = next(entry[1].chunk for entry in (v, kw) if entry is not None)
+        fused.append(
+            Hit(
+                chunk=chunk,
+                score=score,
+                vector_score=v[1].score if v else None,
+                keyword_score=kw[1].score if kw else None,
+            )
+        )
+    return ranked(fused)
+
+
+def best_per_document(hits: Sequence[Hit]) -> list[Hit]:
+    """The first (best-ranked) hit of each document, in rank order."""
+    seen: set[str] = set()
+    best = []
+    for hit in hits:
+        if hit.chunk.document_id not in seen:
+            seen.add(hit.chunk.document_id)
+            best.append(hit)
+    return best
+
+
+def apply_recency(hits: Sequence[Hit], weight: float, decay: float, now: float) -> list[Hit]:
+    """Blend how new each hit is into its score: ``score * (1 - w) + w * exp(-decay * age)``,
+    ``age`` in days from the chunk's ``updated_at``, ``created_at`` or ``timestamp`` (a memory's
+    frontmatter, a session turn). A hit with no date gets no recency part. Re-ranked, best
+    first; the original score stays readable from ``vector_score`` / ``keyword_score``."""
+    if weight <= 0:
+        return list(hits)
+    out = []
+    for hit in hits:
+        stamp = _hit_time(hit.chunk.metadata)
+        fresh = 0.0
+        if stamp is not None:
+            age_days = max(0.0, (now - stamp.timestamp()) / 86_400.0)
+            fresh = math.exp(-decay * age_days)
+        out.append(hit.model_copy(update={"score": hit.score * (1 - weight) + weight * fresh}))
+    return ranked(out)
+
+
+def _hit_time(meta: Metadata) -> datetime | None:
+    for key in ("updated_at", "created_at", "timestamp"):
+        value = meta.get(key)
+        if isinstance(value, str) and (stamp := parse_iso(value)) is not None:
+            return stamp
+    return None

@@ -1,0 +1,244 @@
+"""The default searcher: runs a query against a store in keyword, vector or hybrid mode, and
+degrades to keyword results (with a warning) when the embedder is missing or fails."""
+
+from __future__ import annotations
+
+import math
+
+from engram.config import SearchConfig
+from engram.errors import (
+    CapabilityError,
+    ConfigError,
+    EmbedderError,
+    EmptyQuery,
+    EngramError,
+    IdentityMismatch,
+)
+from engram.filters import Filter
+from engram.models import Hit, SearchMode, SearchResult
+from engram.protocols import Embedder, Store
+from engram.search.fusion import fuse_rrf, fuse_weighted, normalize_keyword, ranked
+from engram.search.words import tokenize
+
+SearcherOptions = SearchConfig
+"""The default searcher's options are the ``[search]`` section of the configuration."""
+
+
+class HybridSearcher:
+    """The default searcher: vector, keyword, or both fused (weighted or RRF).
+
+    Each side fetches ``limit * candidate_multiplier`` candidates. ``min_score`` applies to
+    weighted scores and to cosine in vector mode; never to keyword-only results (BM25
+    magnitudes depend on corpus size) nor to RRF scores (another scale). In hybrid mode a missing
+    or failing embedder degrades to keyword results (``degraded=True`` plus a warning); a store
+    without keyword search gives vector results with a warning. ``SearchResult.mode`` is the
+    mode actually used.
+    """
+
+    name = "default"
+
+    def __init__(self, options: SearchConfig | None = None) -> None:
+        self.options = options if options is not None else SearchConfig()
+
+    def search(
+        self,
+        query: str,
+        store: Store,
+        embedder: Embedder | None,
+        *,
+        mode: SearchMode | None = None,
+        limit: int | None = None,
+        filter: Filter | None = None,
+    ) -> SearchResult:
+        """Rank ``store``'s chunks for ``query``; ``mode`` / ``limit`` default to the options."""
+        mode = mode or self.options.mode
+        limit = self.options.limit if limit is None else limit
+        if limit < 1:
+            raise ConfigError(f"search limit must be at least 1, got {limit}")
+        if not tokenize(query):
+            raise EmptyQuery(
+                f"the query {query!r} has no words to search for (only punctuation or spaces); "
+                f"search for at least one word"
+            )
+        caps = store.capabilities
+        if filter is not None and "filter" not in caps:
+            raise CapabilityError(
+                f"{type(store).__name__} cannot filter by metadata; search without a filter or "
+                f"use a store that supports filters (memory, sqlite)"
+            )
+        pool = limit * self.options.candidate_multiplier
+        if mode == "keyword":
+            return self._keyword(query, store, pool, limit, filter)
+        if mode == "vector":
+            return self._vector(query, store, embedder, pool, limit, filter)
+        if mode != "hybrid":
+            raise ConfigError(f"search mode must be hybrid, vector or keyword, got {mode!r}")
+        return self._hybrid(query, store, embedder, pool, limit, filter)
+
+    def _keyword(
+        self,
+        query: str,
+        store: Store,
+        pool: int,
+        limit: int,
+        filter: Filter | None,
+        *,
+        degraded: bool = False,
+        warnings: list[str] | None = None,
+    ) -> SearchResult:
+        if "keyword" not in store.capabilities:
+            raise CapabilityError(
+                f"{type(store).__name__} has no keyword search; use mode='vector' or a store "
+                f"with keyword search (memory, sqlite)"
+            )
+        hits = [
+            Hit(chunk=h.chunk, score=normalize_keyword(h.score), keyword_score=h.score)
+            for h in store.keyword_search(query, pool, filter)
+        ]
+        # No min_score here: BM25 magnitudes depend on corpus size (one matching note in a tiny
+        # vault scores near zero), so a fixed threshold would hide real matches.
+        return SearchResult(
+            query=query,
+            mode="keyword",
+            hits=ranked(hits)[:limit],
+            degraded=degraded,
+            warnings=warnings or [],
+        )
+
+    def _vector(
+        self,
+        query: str,
+        store: Store,
+        embedder: Embedder | None,
+        pool: int,
+        limit: int,
+        filter: Filter | None,
+        *,
+        warnings: list[str] | None = None,
+    ) -> SearchResult:
+        if "vector" not in store.capabilities:
+            raise CapabilityError(
+                f"{type(store).__name__} has no vector search; use mode='keyword' or a store "
+                f"with vector search"
+            )
+        if embedder is None:
+            raise EmbedderError(
+                "vector search needs an embedder and none is configured; set [embedder] "
+                "provider in engram.toml, or search with mode='keyword'"
+            )
+        _check_identity(store, embedder)
+        try:
+            vector = _embed_query(query, embedder)
+        except EngramError:
+            raise
+        except Exception as exc:
+            raise EmbedderError(
+                f"embedder {_describe(embedder)} failed: {type(exc).__name__}: {exc}; check the "
+                f"embedder (network, API key), or search with mode='keyword'"
+            ) from exc
+        hits = [
+            Hit(chunk=h.chunk, score=h.score, vector_score=h.score)
+            for h in store.vector_search(vector, pool, filter)
+        ]
+        return SearchResult(
+            query=query,
+            mode="vector",
+            hits=self._cut(ranked(hits), limit),
+            warnings=warnings or [],
+        )
+
+    def _hybrid(
+        self,
+        query: str,
+        store: Store,
+        embedder: Embedder | None,
+        pool: int,
+        limit: int,
+        filter: Filter | None,
+    ) -> SearchResult:
+        caps = store.capabilities
+        if "vector" not in caps and "keyword" not in caps:
+            raise CapabilityError(
+                f"{type(store).__name__} declares neither vector nor keyword search; "
+                f"it cannot be searched"
+            )
+        store_name = type(store).__name__
+        if "keyword" not in caps:
+            note = f"{store_name} has no keyword search; showing vector results only"
+            return self._vector(query, store, embedder, pool, limit, filter, warnings=[note])
+        if "vector" not in caps:
+            note = f"{store_name} has no vector search; showing keyword results only"
+            return self._keyword(query, store, pool, limit, filter, warnings=[note])
+        if embedder is None:
+            note = (
+                "no embedder is configured; showing keyword results only "
+                "(set [embedder] provider in engram.toml for hybrid search)"
+            )
+            return self._keyword(query, store, pool, limit, filter, degraded=True, warnings=[note])
+        _check_identity(store, embedder)
+        try:
+            vector = _embed_query(query, embedder)
+        except Exception as exc:
+            note = (
+                f"embedder {_describe(embedder)} failed ({type(exc).__name__}: {exc}); showing "
+                f"keyword results only. Check the embedder (network, API key) and search again"
+            )
+            return self._keyword(query, store, pool, limit, filter, degraded=True, warnings=[note])
+        vector_hits = store.vector_search(vector, pool, filter)
+        keyword_hits = store.keyword_search(query, pool, filter)
+        opts = self.options
+        if opts.fusion == "rrf":
+            fused = fuse_rrf(vector_hits, keyword_hits, k=opts.rrf_k)
+            return SearchResult(query=query, mode="hybrid", hits=fused[:limit])
+        fused = fuse_weighted(
+            vector_hits,
+            keyword_hits,
+            opts.vector_weight,
+            opts.keyword_weight,
+            opts.keyword_scale,
+            standout_floor=opts.keyword_standout_floor,
+            query_vector=vector,
+        )
+        return SearchResult(query=query, mode="hybrid", hits=self._cut(fused, limit))
+
+    def _cut(self, hits: list[Hit], limit: int) -> list[Hit]:
+        return [h for h in hits if h.score >= self.options.min_score][:limit]
+
+
+def _describe(embedder: Embedder) -> str:
+    return f"{embedder.name}/{embedder.model}"
+
+
+def _check_identity(store: Store, embedder: Embedder) -> None:
+    """A query embedded by another model than the stored vectors would rank noise: refuse."""
+    identity = store.get_identity()
+    if identity is None:
+        return
+    theirs = (identity.embedder, identity.model, identity.dimension)
+    if theirs != (embedder.name, embedder.model, embedder.dimension):
+        raise IdentityMismatch(
+            f"the index was built with {identity.describe()} but the configured embedder is "
+            f"{_describe(embedder)} ({embedder.dimension} dims); configure the embedder the index "
+            f"was built with, or re-embed with `engram rebuild`"
+        )
+
+
+def _embed_query(query: str, embedder: Embedder) -> list[float]:
+    vectors = embedder.embed([query], input_type="query")
+    if len(vectors) != 1:
+        raise EmbedderError(
+            f"embedder {_describe(embedder)} returned {len(vectors)} vectors for one query; "
+            f"the embedder is broken: fix or replace it"
+        )
+    vector = [float(x) for x in vectors[0]]
+    if len(vector) != embedder.dimension:
+        raise EmbedderError(
+            f"embedder {_describe(embedder)} returned a {len(vector)}-dim vector but declares "
+            f"{embedder.dimension} dims; set its dimension option to what the model returns"
+        )
+    if not all(math.isfinite(x) for x in vector):
+        raise EmbedderError(
+            f"embedder {_describe(embedder)} returned NaN or infinite values for the query; "
+            f"retry, or report it to the provider"
+        )
+    return vector
