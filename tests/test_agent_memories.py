@@ -158,9 +158,11 @@ def test_list_filters_by_type_scope_tag_and_date(open_memory: MemoryFactory) -> 
     memory = open_memory()
     jan = datetime(2025, 1, 10, 12, tzinfo=UTC)
     mar = datetime(2025, 3, 5, 12, tzinfo=UTC)
-    remember(memory, "tabs over spaces", type="preference", scope="user", tags=["style"], now=jan)
-    remember(memory, "use uv for python", type="decision", tags=["python"], now=mar)
-    remember(memory, "rust editions", type="fact", tags=["style", "rust"], now=mar)
+    remember(
+        memory.writer, "tabs over spaces", type="preference", scope="user", tags=["style"], now=jan
+    )
+    remember(memory.writer, "use uv for python", type="decision", tags=["python"], now=mar)
+    remember(memory.writer, "rust editions", type="fact", tags=["style", "rust"], now=mar)
     titles = [m.title for m in memory.list_memories()]
     assert titles[-1] == "tabs over spaces" and len(titles) == 3  # newest first
     assert [m.title for m in memory.list_memories(type="decision")] == ["use uv for python"]

@@ -17,22 +17,22 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
 from engram.config import CaptureConfig
 from engram.errors import EngramError
 from engram.extraction import Window, check_mode, keep_types, prepare
+from engram.ingest.report import Progress
 from engram.ingest.sessions.base import SessionRef, TranscriptError
-from engram.ingest.sync import Progress
-from engram.memory_files import StoredMemory
-from engram.models import ExtractedMemory, ExtractionMode, Message
+from engram.ingest.sessions.sync import SOURCE, session_sources
+from engram.lifecycle.captures import CaptureLog
+from engram.memories import list_memories, remember, supersede
+from engram.models import ExtractedMemory, ExtractionMode, Message, StoredMemory
 from engram.protocols import ReportsFailures
 from engram.scopes import Scope
-
-if TYPE_CHECKING:
-    from engram.memory import Memory
+from engram.writer import Writer
 
 SESSION_TAG = "session:"
 
@@ -80,7 +80,7 @@ def windows(config: CaptureConfig) -> dict[ExtractionMode, Window]:
 
 
 def capture(
-    memory: Memory,
+    writer: Writer,
     messages: Sequence[Message],
     mode: str = "normal",
     *,
@@ -90,7 +90,7 @@ def capture(
 ) -> CaptureReport:
     """Extract memories from ``messages`` and write them (see the module docstring)."""
     checked = check_mode(mode)
-    cfg = memory.config.capture
+    cfg = writer.config.capture
     report = CaptureReport(mode=checked, messages=len(messages))
     shown = prepare(messages, checked, windows(cfg)[checked])
     report.used = len(shown)
@@ -98,7 +98,7 @@ def capture(
     if too_short:
         report.skipped = too_short
         return report
-    extractor = memory.require_extractor()
+    extractor = writer.require_extractor()
     try:
         found = extractor.extract(shown, checked)
     except Exception as exc:  # someone else's code, maybe a model over a network
@@ -116,7 +116,7 @@ def capture(
         found = [m for m in found if m.type == "session-summary"][:1]
     report.extracted = len(found)
     for item in found:
-        report.stored.append(_store(memory, item, scope, source, tags))
+        report.stored.append(_store(writer, item, scope, source, tags))
     for stored in report.stored:
         report.warnings.extend(stored.warnings)
     return report
@@ -135,9 +135,10 @@ def _too_short(messages: Sequence[Message], mode: ExtractionMode, cfg: CaptureCo
 
 
 def _store(
-    memory: Memory, item: ExtractedMemory, scope: Scope, source: str, tags: Sequence[str]
+    writer: Writer, item: ExtractedMemory, scope: Scope, source: str, tags: Sequence[str]
 ) -> StoredMemory:
-    return memory.remember(
+    return remember(
+        writer,
         item.content,
         title=item.title,
         type=item.type,
@@ -268,22 +269,19 @@ class SessionCaptureReport(BaseModel):
         )
 
 
-def capture_sessions(memory: Memory, *, progress: Progress | None = None) -> SessionCaptureReport:
+def capture_sessions(writer: Writer, *, progress: Progress | None = None) -> SessionCaptureReport:
     """Capture every indexed session that grew since its last capture (module docstring)."""
-    from engram.ingest.sessions.sync import SOURCE, session_sources
-    from engram.lifecycle.captures import CaptureLog
-
-    cfg = memory.config.capture
+    cfg = writer.config.capture
     report = SessionCaptureReport()
-    sources = {s.agent: s for s in session_sources(memory.config)}
+    sources = {s.agent: s for s in session_sources(writer.config)}
     docs = {
         d: doc
-        for d, doc in memory.store.list_documents().items()
+        for d, doc in writer.store.list_documents().items()
         if doc.metadata.get("source") == SOURCE
     }
     report.sessions = len(docs)
     now = time.time()
-    with CaptureLog(memory.memory_dir) as log:
+    with CaptureLog(writer.memory_dir) as log:
         seen = log.read()
         for done, (doc_id, doc) in enumerate(sorted(docs.items()), 1):
             if progress:
@@ -303,7 +301,7 @@ def capture_sessions(memory: Memory, *, progress: Progress | None = None) -> Ses
                 report.failed.append(f"{doc_id}: {exc}")
                 continue
             start = last.turns if last is not None else 0
-            outcome = _capture_one(memory, doc_id, messages, start)
+            outcome = _capture_one(writer, doc_id, messages, start)
             report.reports.extend(outcome)
             if any(r.failed for r in outcome):
                 report.failed.append(
@@ -332,27 +330,25 @@ def _session_messages(meta: dict[str, Any], sources: dict[str, Any]) -> list[Mes
 
 
 def _capture_one(
-    memory: Memory, doc_id: str, messages: list[Message], start: int
+    writer: Writer, doc_id: str, messages: list[Message], start: int
 ) -> list[CaptureReport]:
     tag = f"{SESSION_TAG}{doc_id.removeprefix('sessions/')}"
     source = "capture:sessions"
-    reports = [capture(memory, messages[start:], "normal", source=source, tags=[tag])]
-    if memory.config.capture.summaries:
-        summary = capture(memory, messages, "summary", source=source, tags=[tag])
+    reports = [capture(writer, messages[start:], "normal", source=source, tags=[tag])]
+    if writer.config.capture.summaries:
+        summary = capture(writer, messages, "summary", source=source, tags=[tag])
         reports.append(summary)
-        _supersede_older_summaries(memory, tag, summary)
+        _supersede_older_summaries(writer, tag, summary)
     return reports
 
 
-def _supersede_older_summaries(memory: Memory, tag: str, report: CaptureReport) -> None:
+def _supersede_older_summaries(writer: Writer, tag: str, report: CaptureReport) -> None:
     """A session has one live summary: the one just written replaces earlier ones."""
-    from engram.memories import supersede
-
     newest = next((s for s in report.stored if s.type == "session-summary"), None)
     if newest is None:
         return
     older = [
-        m.path for m in memory.list_memories(type="session-summary", tag=tag) if m.id != newest.id
+        m.path for m in list_memories(writer, type="session-summary", tag=tag) if m.id != newest.id
     ]
     if older:
-        supersede(memory, older, newest.id)
+        supersede(writer, older, newest.id)

@@ -68,3 +68,11 @@ class StoreError(EngramError):
 
 class ExtractorError(EngramError):
     """An extractor's model could not be reached or answered something unusable."""
+
+
+class MemoryNotFound(EngramError):
+    """No memory has the id or path that was asked for."""
+
+
+class InvalidMemory(EngramError):
+    """A memory cannot be written as asked (nothing left after redaction, bad tag, bad name)."""

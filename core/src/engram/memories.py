@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, get_args
+from typing import Any, get_args
 
 from engram.chunking import read_frontmatter
-from engram.errors import UnsafePath
+from engram.errors import InvalidMemory, MemoryNotFound, UnsafePath
 from engram.filters import parse_iso, to_utc
 from engram.ingest.sync import IndexReport, sync_files
 from engram.ingest.vault import VaultFile, document_id_for
@@ -24,10 +24,6 @@ from engram.lifecycle.aging import plan_aging
 from engram.lifecycle.dedup import WritePlan, document_path, find_neighbours, plan_write
 from engram.memory_files import (
     MEMORY_ID,
-    InvalidMemory,
-    MemoryInfo,
-    MemoryNotFound,
-    StoredMemory,
     check_path_syntax,
     clean_tags,
     default_title,
@@ -42,12 +38,10 @@ from engram.memory_files import (
     with_frontmatter,
     write_new_file,
 )
-from engram.models import ExtractedMemory, KnownMemory, MemoryType
+from engram.models import ExtractedMemory, KnownMemory, MemoryInfo, MemoryType, StoredMemory
 from engram.redact import strip_private
 from engram.scopes import SCOPES, MemoryFolder, Scope, check_writable, folder_of, writable_folder
-
-if TYPE_CHECKING:
-    from engram.memory import Memory
+from engram.writer import Writer
 
 MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
 MAX_MEMORY_BYTES = 1_000_000
@@ -79,7 +73,7 @@ def _stamp(moment: datetime) -> str:
 
 
 def remember(
-    memory: Memory,
+    writer: Writer,
     content: str,
     *,
     title: str | None = None,
@@ -113,9 +107,9 @@ def remember(
     )
     clean_source = " ".join(strip_private(source).split()) or "agent"
     created = _now(now)
-    folder = writable_folder(memory.folders, scope)
+    folder = writable_folder(writer.folders, scope)
     target_dir, stem = target_folder(folder.path, type, path)
-    memory.check_identity(writing=True)
+    writer.check_identity(writing=True)
     frontmatter: dict[str, Any] = {
         "id": new_memory_id(created),
         "title": new.title,
@@ -124,42 +118,42 @@ def remember(
         "tags": new.tags,
         "created_at": _stamp(created),
         "source": clean_source,
-        "project": memory.config.root.name,
+        "project": writer.config.root.name,
         "importance": importance,
     }
-    plan = _plan(memory, new, folder, render(frontmatter, new.title or "", text))
+    plan = _plan(writer, new, folder, render(frontmatter, new.title or "", text))
     if plan.duplicate is not None:
-        stored = _merge(memory, plan.duplicate.document_id, new, created)
+        stored = _merge(writer, plan.duplicate.document_id, new, created)
     else:
         if plan.stale:
             frontmatter["supersedes"] = [n.id for n in plan.stale]
         written = write_new_file(
             target_dir, stem or slugify(new.title or ""), render(frontmatter, new.title or "", text)
         )
-        stored = StoredMemory(**read_info(written, memory.config.root).model_dump())
+        stored = StoredMemory(**read_info(written, writer.config.root).model_dump())
     stored.warnings.extend(plan.warnings)
-    report = index_documents(memory, [stored.path])
+    report = index_documents(writer, [stored.path])
     stored.chunks = report.chunks_written
     stored.warnings.extend(report.warnings)
     stale = [n.document_id for n in plan.stale]
     if stale:
         stored.superseded = [n.id for n in plan.stale]
-        _mark(memory, stale, {"status": "superseded", "superseded_by": stored.id}, created)
-        stored.warnings.extend(index_documents(memory, stale).warnings)
+        _mark(writer, stale, {"status": "superseded", "superseded_by": stored.id}, created)
+        stored.warnings.extend(index_documents(writer, stale).warnings)
     if type in ("progress", "session-summary"):
-        stored.warnings.extend(age(memory, now=created, folders=[folder]).warnings)
+        stored.warnings.extend(age(writer, now=created, folders=[folder]).warnings)
     return stored
 
 
-def _plan(memory: Memory, new: ExtractedMemory, folder: MemoryFolder, markdown: str) -> WritePlan:
+def _plan(writer: Writer, new: ExtractedMemory, folder: MemoryFolder, markdown: str) -> WritePlan:
     """Dedup and contradiction for ``new``; an embedder that fails means neither (a warning)."""
-    if "vector" not in memory.store.capabilities:
+    if "vector" not in writer.store.capabilities:
         return WritePlan()
-    chunks, _ = memory.make_chunks("new-memory.md", markdown, "")
+    chunks, _ = writer.make_chunks("new-writer.md", markdown, "")
     if not chunks:
         return WritePlan()
     try:
-        vector = memory.embedder.embed([chunks[0].text], input_type="document")[0]
+        vector = writer.embedder.embed([chunks[0].text], input_type="document")[0]
     except Exception as exc:  # the embedder is someone else's code, maybe over a network
         return WritePlan(
             warnings=[
@@ -168,19 +162,19 @@ def _plan(memory: Memory, new: ExtractedMemory, folder: MemoryFolder, markdown: 
             ]
         )
     neighbours = find_neighbours(
-        memory.store,
+        writer.store,
         vector,
         folder.scope,
-        memory.config.lifecycle.neighbours,
-        lambda doc_id: read_known(memory, doc_id),
+        writer.config.lifecycle.neighbours,
+        lambda doc_id: read_known(writer, doc_id),
     )
-    return plan_write(new, neighbours, memory.config.lifecycle, memory.extractor)
+    return plan_write(new, neighbours, writer.config.lifecycle, writer.extractor)
 
 
-def _merge(memory: Memory, document_id: str, new: ExtractedMemory, now: datetime) -> StoredMemory:
+def _merge(writer: Writer, document_id: str, new: ExtractedMemory, now: datetime) -> StoredMemory:
     """Update a near-duplicate in place with the newer wording: same id, file and creation
     time; tags joined; importance the higher of the two; ``updated_at`` and ``revisions``."""
-    path = _writable_path(memory, document_id)
+    path = _writable_path(writer, document_id)
     old: dict[str, Any] = dict(
         read_frontmatter(path.read_text(encoding="utf-8", errors="replace")).metadata
     )
@@ -188,7 +182,7 @@ def _merge(memory: Memory, document_id: str, new: ExtractedMemory, now: datetime
     tags = clean_tags(
         [*(str(t) for t in old_tags if t), *new.tags] if isinstance(old_tags, list) else new.tags
     )
-    importance = max(read_info(path, memory.config.root).importance, new.importance)
+    importance = max(read_info(path, writer.config.root).importance, new.importance)
     revisions = old.get("revisions")
     meta = dict(old)
     meta.update(
@@ -199,33 +193,33 @@ def _merge(memory: Memory, document_id: str, new: ExtractedMemory, now: datetime
         revisions=(revisions if isinstance(revisions, int) else 0) + 1,
     )
     replace_file(path, render(meta, new.title or "", new.content))
-    stored = StoredMemory(**read_info(path, memory.config.root).model_dump())
+    stored = StoredMemory(**read_info(path, writer.config.root).model_dump())
     stored.action = "updated"
     return stored
 
 
 def supersede(
-    memory: Memory, document_ids: Sequence[str], by_id: str, now: datetime | None = None
+    writer: Writer, document_ids: Sequence[str], by_id: str, now: datetime | None = None
 ) -> IndexReport:
     """Mark memories superseded by ``by_id`` (kept on disk as history) and re-index them."""
-    _mark(memory, document_ids, {"status": "superseded", "superseded_by": by_id}, _now(now))
-    return index_documents(memory, document_ids)
+    _mark(writer, document_ids, {"status": "superseded", "superseded_by": by_id}, _now(now))
+    return index_documents(writer, document_ids)
 
 
 def _mark(
-    memory: Memory, document_ids: Sequence[str], changes: dict[str, Any], now: datetime
+    writer: Writer, document_ids: Sequence[str], changes: dict[str, Any], now: datetime
 ) -> None:
     """Set frontmatter ``changes`` on memories (superseded or archived), with the time."""
     stamp = "superseded_at" if changes.get("status") == "superseded" else "archived_at"
     for doc_id in document_ids:
-        path = _writable_path(memory, doc_id)
+        path = _writable_path(writer, doc_id)
         text = path.read_text(encoding="utf-8")
         replace_file(path, with_frontmatter(text, {**changes, stamp: _stamp(now)}))
 
 
-def _writable_path(memory: Memory, document_id: str) -> Path:
-    path = document_path(document_id, memory.config.root).resolve()
-    check_writable(memory.folders, path, document_id)
+def _writable_path(writer: Writer, document_id: str) -> Path:
+    path = document_path(document_id, writer.config.root).resolve()
+    check_writable(writer.folders, path, document_id)
     if not path.is_file():
         raise MemoryNotFound(
             f"{document_id} is gone; run `engram index` to bring the index up to date"
@@ -233,15 +227,15 @@ def _writable_path(memory: Memory, document_id: str) -> Path:
     return path
 
 
-def read_known(memory: Memory, document_id: str) -> KnownMemory | None:
+def read_known(writer: Writer, document_id: str) -> KnownMemory | None:
     """A stored memory as a contradiction check sees it (None when the file is gone)."""
-    path = document_path(document_id, memory.config.root)
+    path = document_path(document_id, writer.config.root)
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
     fm = read_frontmatter(text)
-    info = info_from(fm.metadata, path, memory.config.root)
+    info = info_from(fm.metadata, path, writer.config.root)
     if info.id is None:
         return None
     return KnownMemory(
@@ -253,21 +247,21 @@ def read_known(memory: Memory, document_id: str) -> KnownMemory | None:
     )
 
 
-def index_documents(memory: Memory, document_ids: Sequence[str]) -> IndexReport:
+def index_documents(writer: Writer, document_ids: Sequence[str]) -> IndexReport:
     """Index (again) the given memory files, each under its memory folder as root."""
-    root = memory.config.root
+    root = writer.config.root
     files = []
     for doc_id in dict.fromkeys(document_ids):
         path = document_path(doc_id, root).resolve()
-        folder = folder_of(memory.folders, path)
+        folder = folder_of(writer.folders, path)
         files.append(VaultFile(path, folder.path if folder else path.parent, doc_id))
     return sync_files(
         files,
         [f.path for f in files],
-        memory.store,
-        memory.embedder,
-        memory.make_chunks,
-        max_file_bytes=max(memory.config.vault.max_file_bytes, MAX_MEMORY_BYTES),
+        writer.store,
+        writer.embedder,
+        writer.make_chunks,
+        max_file_bytes=max(writer.config.vault.max_file_bytes, MAX_MEMORY_BYTES),
     )
 
 
@@ -284,7 +278,7 @@ class AgingReport(IndexReport):
 
 
 def age(
-    memory: Memory,
+    writer: Writer,
     *,
     dry_run: bool = False,
     now: datetime | None = None,
@@ -293,24 +287,24 @@ def age(
     """Apply the aging rules to the given memory folders (default: every writable one)."""
     when = _now(now)
     report = AgingReport(dry_run=dry_run)
-    for folder in (f for f in folders or memory.folders if f.writable):
-        infos = [read_info(p, memory.config.root) for p in memory_files(folder.path)]
-        plan = plan_aging(infos, memory.config.lifecycle)
+    for folder in (f for f in folders or writer.folders if f.writable):
+        infos = [read_info(p, writer.config.root) for p in memory_files(folder.path)]
+        plan = plan_aging(infos, writer.config.lifecycle)
         changed: list[str] = []
         for old, newer in plan.superseded:
             report.superseded.append(old.path)
             if not dry_run:
-                _mark(memory, [old.path], {"status": "superseded", "superseded_by": newer.id}, when)
+                _mark(writer, [old.path], {"status": "superseded", "superseded_by": newer.id}, when)
                 changed.append(old.path)
         for group in plan.condense:
-            changed.extend(_condense(memory, folder, group, report, dry_run, when))
+            changed.extend(_condense(writer, folder, group, report, dry_run, when))
         if changed:
-            _add(report, index_documents(memory, changed))
+            _add(report, index_documents(writer, changed))
     return report
 
 
 def _condense(
-    memory: Memory,
+    writer: Writer,
     folder: MemoryFolder,
     group: list[MemoryInfo],
     report: AgingReport,
@@ -320,10 +314,10 @@ def _condense(
     """Condense old session summaries into a learned pattern, or archive them."""
     from engram.protocols import Condenses
 
-    extractor = memory.extractor
+    extractor = writer.extractor
     learned = None
     if isinstance(extractor, Condenses) and not dry_run:
-        known = [k for k in (read_known(memory, m.path) for m in group) if k is not None]
+        known = [k for k in (read_known(writer, m.path) for m in group) if k is not None]
         try:
             learned = extractor.condense(known)
         except Exception as exc:  # someone else's code: archive instead of failing the write
@@ -334,7 +328,7 @@ def _condense(
         return []
     if learned is not None:
         stored = remember(
-            memory,
+            writer,
             learned.content,
             title=learned.title,
             type="learned-pattern",
@@ -346,10 +340,10 @@ def _condense(
         )
         report.learned.append(stored.path)
         report.condensed.extend(paths)
-        _mark(memory, paths, {"status": "superseded", "superseded_by": stored.id}, when)
+        _mark(writer, paths, {"status": "superseded", "superseded_by": stored.id}, when)
     else:
         report.archived.extend(paths)
-        _mark(memory, paths, {"status": "archived"}, when)
+        _mark(writer, paths, {"status": "archived"}, when)
     return paths
 
 
@@ -364,7 +358,7 @@ def _add(report: IndexReport, other: IndexReport) -> None:
 
 
 def list_memories(
-    memory: Memory,
+    writer: Writer,
     *,
     type: str | None = None,
     scope: str | None = None,
@@ -379,7 +373,7 @@ def list_memories(
     low = _as_bound(since, "since")
     high = _as_bound(until, "until")
     found: list[tuple[datetime | None, MemoryInfo]] = []
-    for info in all_memories(memory):
+    for info in all_memories(writer):
         if not include_superseded and not info.live:
             continue
         if type is not None and info.type != type:
@@ -402,14 +396,14 @@ def list_memories(
     return infos[:limit] if limit is not None else infos
 
 
-def all_memories(memory: Memory) -> list[MemoryInfo]:
+def all_memories(writer: Writer) -> list[MemoryInfo]:
     """Every memory file of every folder, its ``scope`` the folder's (the folder is the truth),
     with its access counts."""
     out = []
-    for folder in memory.folders:
-        counts = memory.access.read(folder)
+    for folder in writer.folders:
+        counts = writer.access.read(folder)
         for path in memory_files(folder.path):
-            info = read_info(path, memory.config.root)
+            info = read_info(path, writer.config.root)
             update: dict[str, Any] = {"scope": folder.scope}
             seen = counts.get(info.id or "")
             if seen is not None:
@@ -435,17 +429,17 @@ def _as_bound(value: date | datetime | str | None, name: str) -> datetime | None
 # --------------------------------------------------------------------------- finding, forgetting
 
 
-def find(memory: Memory, id_or_path: str) -> list[Path]:
+def find(writer: Writer, id_or_path: str) -> list[Path]:
     """Files of the memory named by id, or by path (as search results show it, or relative to
     the project memory folder). Paths outside every memory folder are refused."""
-    roots = [f.path for f in memory.folders]
+    roots = [f.path for f in writer.folders]
     check_path_syntax(id_or_path)
     if MEMORY_ID.match(id_or_path):
         matches = [
             p
             for root in roots
             for p in memory_files(root)
-            if read_info(p, memory.config.root).id == id_or_path
+            if read_info(p, writer.config.root).id == id_or_path
         ]
         if not matches:
             raise MemoryNotFound(
@@ -458,32 +452,32 @@ def find(memory: Memory, id_or_path: str) -> list[Path]:
             "(`engram list` shows them), or pass the memory's path"
         )
     raw = Path(id_or_path)
-    for base in (memory.config.root, roots[0]):
+    for base in (writer.config.root, roots[0]):
         target = (raw if raw.is_absolute() else base / raw).resolve()
-        if folder_of(memory.folders, target) is not None and target.is_file():
+        if folder_of(writer.folders, target) is not None and target.is_file():
             if not target.name.endswith((".md", ".markdown")):
                 raise UnsafePath(f"{id_or_path} is not a markdown memory; refused")
             return [target]
-    target = (raw if raw.is_absolute() else memory.config.root / raw).resolve()
-    if folder_of(memory.folders, target) is None:
+    target = (raw if raw.is_absolute() else writer.config.root / raw).resolve()
+    if folder_of(writer.folders, target) is None:
         where = ", ".join(str(r) for r in roots)
         raise UnsafePath(f"{id_or_path} is outside the memory folders ({where}); refused")
     raise MemoryNotFound(f"no memory file {id_or_path}; `engram list` shows the memories")
 
 
-def forget(memory: Memory, id_or_path: str) -> list[str]:
+def forget(writer: Writer, id_or_path: str) -> list[str]:
     """Remove the memory's file(s) and every chunk of them; returns the paths removed.
     Memories in an external folder are refused (engram only reads those)."""
-    paths = find(memory, id_or_path)
+    paths = find(writer, id_or_path)
     for path in paths:
-        check_writable(memory.folders, path.resolve(), id_or_path)
+        check_writable(writer.folders, path.resolve(), id_or_path)
     removed: list[str] = []
     for path in paths:
-        doc_id = document_id_for(path, memory.config.root)
-        info = read_info(path, memory.config.root)
+        doc_id = document_id_for(path, writer.config.root)
+        info = read_info(path, writer.config.root)
         path.unlink()
-        memory.store.delete_documents([doc_id])
+        writer.store.delete_documents([doc_id])
         if info.id:
-            memory.access.forget(path, [info.id])
+            writer.access.forget(path, [info.id])
         removed.append(doc_id)
     return removed

@@ -10,51 +10,49 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pluggy
-from pydantic import BaseModel
 
+from engram import capture as capturing
+from engram import memories
+from engram import recall as recalling
 from engram.cache import CachedEmbedder, EmbeddingCache
-from engram.chunking import make_chunker
+from engram.chunking import Chunker
 from engram.config import EngramConfig, build_part, load_config
-from engram.errors import ConfigError, IdentityMismatch, UnsafePath
+from engram.errors import ConfigError, UnsafePath
 from engram.filters import And, Filter, Ne, matches
-from engram.ingest.memory_chunks import MakeChunks, scoped_chunks
-from engram.ingest.sync import IndexReport, Progress, sync_files
+from engram.ingest.memory_chunks import MakeChunks
+from engram.ingest.report import IndexReport, Progress, merge_reports
+from engram.ingest.sessions import sync as sessions
+from engram.ingest.sync import sync_files
 from engram.ingest.vault import discover
+from engram.lifecycle import history as histories
+from engram.lifecycle import prune as pruning
 from engram.lifecycle.access import AccessCounter
-from engram.models import IndexIdentity, Message, SearchMode, SearchResult
+from engram.models import (
+    Excerpt,
+    IndexIdentity,
+    MemoryInfo,
+    MemoryType,
+    Message,
+    SearchMode,
+    SearchResult,
+    StoredMemory,
+)
 from engram.plugins import build_registry, get_plugin_manager
-from engram.protocols import Embedder, Extractor, Searcher, Store, embedder_identity
+from engram.protocols import Closes, Embedder, Extractor, Searcher, Store
 from engram.redact import strip_private
 from engram.registry import Registry
-from engram.scopes import MemoryFolder, memory_folders
+from engram.scopes import MemoryFolder, Scope
 from engram.search import apply_recency, best_per_document
+from engram.writer import Writer
 
-if TYPE_CHECKING:
-    from engram.capture import CaptureReport, SessionCaptureReport
-    from engram.lifecycle.history import History
-    from engram.lifecycle.prune import PruneReport
-    from engram.memories import AgingReport
-    from engram.memory_files import MemoryInfo, StoredMemory
-    from engram.models import MemoryType
-    from engram.recall import Recall
-    from engram.scopes import Scope
+__all__ = ["MAX_POOL", "Excerpt", "Memory"]
 
 log = logging.getLogger(__name__)
 # Search results that are memory history (superseded or archived) unless asked for.
 LIVE_ONLY = Ne(field="live", value=False)
-
-
-class Excerpt(BaseModel):
-    """Lines of a vault file, as ``engram get`` and the ``memory_get`` tool return them."""
-
-    path: str
-    start_line: int
-    end_line: int
-    total_lines: int
-    text: str
 
 
 # The most chunks one search asks the searcher for (recency re-ranking, per-document widening).
@@ -77,12 +75,10 @@ class Memory:
         self.store = store
         self.embedder = embedder
         self.searcher = searcher
-        self.chunker = make_chunker(config.chunking)
-        self.folders: list[MemoryFolder] = memory_folders(config)
-        self.make_chunks: MakeChunks = scoped_chunks(self.chunker, self.folders, config.root)
-        self._extractor: Extractor | None = None
-        self._extractor_error: str | None = None
-        self.access = AccessCounter(self.folders, config.root)
+        # What the feature modules (memories, capture, recall, sessions) work with.
+        self.writer = Writer(
+            config, store, embedder, lambda: build_part(config, registry, "extractor")
+        )
 
     @classmethod
     def open(
@@ -112,10 +108,9 @@ class Memory:
         if self.embedder.cache is not None:
             self.embedder.cache.close()
         # API embedders and extractors hold HTTP clients and a usage ledger.
-        for part in (self.embedder.inner, self._extractor):
-            close_part = getattr(part, "close", None)
-            if callable(close_part):
-                close_part()
+        for part in (self.embedder.inner, self.writer.built_extractor):
+            if isinstance(part, Closes):
+                part.close()
         self.access.close()
 
     def __enter__(self) -> Memory:
@@ -129,60 +124,44 @@ class Memory:
     ) -> None:
         self.close()
 
-    # -- identity ------------------------------------------------------------------------------
+    # -- the writer's parts, for callers that knew them here -----------------------------------
+    @property
+    def chunker(self) -> Chunker:
+        return self.writer.chunker
+
+    @property
+    def folders(self) -> list[MemoryFolder]:
+        return self.writer.folders
+
+    @property
+    def make_chunks(self) -> MakeChunks:
+        return self.writer.make_chunks
+
+    @property
+    def access(self) -> AccessCounter:
+        return self.writer.access
+
     @property
     def identity(self) -> IndexIdentity:
-        return embedder_identity(self.embedder, self.config.chunking.describe())
+        return self.writer.identity
 
     def check_identity(self, *, writing: bool) -> None:
         """Refuse to mix vectors of two embedders; record the identity on a store's first write."""
-        wanted = self.identity
-        current = self.store.get_identity()
-        if current is None:
-            if writing:
-                self.store.set_identity(wanted)
-            return
-        same_vectors = (current.embedder, current.model, current.dimension) == (
-            wanted.embedder,
-            wanted.model,
-            wanted.dimension,
-        )
-        if current == wanted or (same_vectors and not writing):
-            return
-        raise IdentityMismatch(
-            f"the store was built with {current.describe()} but the config asks for "
-            f"{wanted.describe()}; run `engram rebuild` to re-index with the new settings, "
-            f"or set the embedder/chunking back to what the store was built with"
-        )
+        self.writer.check_identity(writing=writing)
 
-    # -- folders and parts ---------------------------------------------------------------------
     @property
     def memory_dir(self) -> Path:
         """The project's memory folder (``[memory] dir``), resolved: where memories go."""
-        return self.folders[0].path
+        return self.writer.memory_dir
 
     @property
     def extractor(self) -> Extractor | None:
-        """The configured extractor, built on first use; None (with ``extractor_error`` saying
-        why) when it cannot be built, so a memory write never fails for want of one."""
-        if self._extractor is None and self._extractor_error is None:
-            try:
-                self._extractor = build_part(self.config, self.registry, "extractor")
-            except Exception as exc:
-                self._extractor_error = f"{type(exc).__name__}: {exc}"
-                log.warning("extractor %s unavailable: %s", self.config.extractor.provider, exc)
-        return self._extractor
+        """The configured extractor, built on first use; None when it cannot be built."""
+        return self.writer.extractor
 
     def require_extractor(self) -> Extractor:
         """The extractor, or the error that says why it cannot be built (for capture)."""
-        extractor = self.extractor
-        if extractor is None:
-            raise ConfigError(
-                f"the extractor {self.config.extractor.provider!r} cannot be used "
-                f"({self._extractor_error}); fix [extractor] in engram.toml, or use "
-                'provider = "rules" (offline)'
-            )
-        return extractor
+        return self.writer.require_extractor()
 
     def default_roots(self) -> list[Path]:
         """What ``index()`` reads by default: the vault, plus every memory folder that exists
@@ -243,19 +222,22 @@ class Memory:
         return report
 
     def rebuild(self, *, progress: Progress | None = None) -> IndexReport:
-        """Recreate the store from the markdown alone (new embedder, chunker or a broken index)."""
+        """Recreate the store from its sources alone (new embedder, chunker or a broken index):
+        the markdown, and the agent sessions when ``[sessions]`` is on or the store held any."""
         roots = [r for r in self.vault_roots() if r.exists()]
+        had_sessions = any(
+            doc.metadata.get("source") == sessions.SOURCE
+            for doc in self.store.list_documents().values()
+        )
         self.store.reset()
         report = self.index(roots, progress=progress)
-        if self.config.sessions.enabled:
-            from engram.ingest.sessions.sync import merge_reports
-
-            merge_reports(report, self.index_sessions())
+        if self.config.sessions.enabled or had_sessions:
+            merge_reports(report, self.index_sessions(progress=progress))
         return report
 
     # -- agent memories, sessions, recall ------------------------------------------------------
-    # Thin entry points; the work lives in engram.memories / .recall / .ingest.sessions, which
-    # build on this façade, so they are imported on use rather than at the top (no cycle).
+    # Thin entry points; the work lives in engram.memories / .capture / .recall /
+    # .ingest.sessions / .lifecycle, which take the writer's narrow parts, not this façade.
     def remember(
         self,
         content: str,
@@ -270,10 +252,8 @@ class Memory:
     ) -> StoredMemory:
         """Write a memory as a markdown file (atomically, private spans removed), or merge it
         into a near-duplicate; supersede what it contradicts; index it."""
-        from engram.memories import remember
-
-        return remember(
-            self,
+        return memories.remember(
+            self.writer,
             content,
             title=title,
             type=type,
@@ -286,9 +266,7 @@ class Memory:
 
     def forget(self, id_or_path: str) -> list[str]:
         """Remove a memory file and all of its chunks; returns the paths removed."""
-        from engram.memories import forget
-
-        return forget(self, id_or_path)
+        return memories.forget(self.writer, id_or_path)
 
     def list_memories(
         self,
@@ -302,10 +280,8 @@ class Memory:
         include_superseded: bool = False,
     ) -> list[MemoryInfo]:
         """Memory files matching every filter given, newest first."""
-        from engram.memories import list_memories
-
-        return list_memories(
-            self,
+        return memories.list_memories(
+            self.writer,
             type=type,
             scope=scope,
             tag=tag,
@@ -322,32 +298,25 @@ class Memory:
         *,
         scope: Scope = "project",
         source: str = "capture",
-    ) -> CaptureReport:
+    ) -> capturing.CaptureReport:
         """Turn a conversation into memories with the configured extractor; never raises for
         the extractor's failures (they are warnings in the report)."""
-        from engram.capture import capture
+        return capturing.capture(self.writer, messages, mode, scope=scope, source=source)
 
-        return capture(self, messages, mode, scope=scope, source=source)
-
-    def capture_sessions(self, *, progress: Progress | None = None) -> SessionCaptureReport:
+    def capture_sessions(
+        self, *, progress: Progress | None = None
+    ) -> capturing.SessionCaptureReport:
         """Capture memories from indexed sessions that grew since their last capture."""
-        from engram.capture import capture_sessions
+        return capturing.capture_sessions(self.writer, progress=progress)
 
-        return capture_sessions(self, progress=progress)
-
-    def history(self, id_or_path: str) -> History:
+    def history(self, id_or_path: str) -> histories.History:
         """A memory and the chain of memories it superseded or was superseded by."""
-        from engram.lifecycle.history import history
-        from engram.memories import all_memories, find
+        target = memories.find(self.writer, id_or_path)[0]
+        return histories.history(memories.all_memories(self.writer), target, self.config.root)
 
-        target = find(self, id_or_path)[0]
-        return history(all_memories(self), target, self.config.root)
-
-    def age(self, *, dry_run: bool = False) -> AgingReport:
+    def age(self, *, dry_run: bool = False) -> memories.AgingReport:
         """Apply the aging rules (latest progress only, old session summaries condensed)."""
-        from engram.memories import age
-
-        return age(self, dry_run=dry_run)
+        return memories.age(self.writer, dry_run=dry_run)
 
     def prune(
         self,
@@ -356,27 +325,25 @@ class Memory:
         max_count: int | None = None,
         scope: str = "project",
         dry_run: bool = False,
-    ) -> PruneReport:
+    ) -> pruning.PruneReport:
         """Remove low-importance, long-unused memories first (``--dry-run`` only lists them)."""
-        from engram.lifecycle.prune import prune
-
-        return prune(
-            self, max_age_days=max_age_days, max_count=max_count, scope=scope, dry_run=dry_run
+        return pruning.prune(
+            self.writer,
+            max_age_days=max_age_days,
+            max_count=max_count,
+            scope=scope,
+            dry_run=dry_run,
         )
 
     def index_sessions(self, *, progress: Progress | None = None) -> IndexReport:
         """Index agent transcripts (``[sessions]``): new and grown sessions, skip unchanged."""
-        from engram.ingest.sessions.sync import index_sessions
-
-        return index_sessions(self, progress=progress)
+        return sessions.index_sessions(self.writer, progress=progress)
 
     def recall(
         self, query: str | None = None, *, budget: int | None = None, source: str | None = None
-    ) -> Recall:
+    ) -> recalling.Recall:
         """The context block for the start of a session, never over ``budget`` tokens."""
-        from engram.recall import recall
-
-        return recall(self, query, budget=budget, source=source)
+        return recalling.recall(self.writer, self.search, query, budget=budget, source=source)
 
     # -- reading -------------------------------------------------------------------------------
     def search(
@@ -458,7 +425,10 @@ class Memory:
         return result.model_copy(update={"hits": live})
 
     def get(self, path: str | Path, lines: tuple[int, int] | None = None) -> Excerpt:
-        """Lines of a file inside the vault; anything outside it is refused with ``UnsafePath``."""
+        """Lines of a file inside the vault, or turns of an indexed session (``sessions/...``,
+        as search shows it); anything else is refused with ``UnsafePath``."""
+        if sessions.is_session(self.store, str(path)):
+            return sessions.session_excerpt(self.store, self.config, str(path), lines)
         target = self.resolve_vault_path(path)
         if not target.is_file():
             raise UnsafePath(f"{path} is not a file in the vault; use a path from search results")

@@ -29,74 +29,22 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, Field
 
 from engram.chunking import read_frontmatter
-from engram.errors import EngramError, UnsafePath
+from engram.errors import InvalidMemory, UnsafePath
 from engram.ingest.vault import ALWAYS_SKIPPED_DIRS, document_id_for
+from engram.models import HIDDEN_STATUSES, MemoryInfo
 from engram.redact import strip_private
 
 MEMORY_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
 MAX_SLUG = 60
 TEMP_PREFIX = ".engram-"
 TEMP_SUFFIX = ".tmp"
-HIDDEN_STATUSES = ("superseded", "archived")
 # Names Windows refuses as files whatever the extension: a memory folder may be synced there.
 _RESERVED = frozenset(
     {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10)}
 )
 _DRIVE = re.compile(r"^[A-Za-z]:")
-
-
-class MemoryNotFound(EngramError):
-    """No memory has the id or path that was asked for."""
-
-
-class InvalidMemory(EngramError):
-    """A memory cannot be written as asked (nothing left after redaction, bad tag, bad name)."""
-
-
-class MemoryInfo(BaseModel):
-    """What ``list`` shows of a memory file (its frontmatter plus where it is)."""
-
-    id: str | None = None
-    path: str
-    title: str
-    type: str | None = None
-    scope: str | None = None
-    tags: list[str] = Field(default_factory=list)
-    created_at: str | None = None
-    updated_at: str | None = None
-    source: str | None = None
-    project: str | None = None
-    importance: float = 1.0
-    status: str = "live"
-    superseded_by: str | None = None
-    supersedes: list[str] = Field(default_factory=list)
-    # From the folder's access log (search and recall hits), not the frontmatter.
-    access_count: int = 0
-    last_accessed_at: str | None = None
-
-    @property
-    def live(self) -> bool:
-        return self.status not in HIDDEN_STATUSES
-
-    @property
-    def touched_at(self) -> str | None:
-        """When the memory last changed: ``updated_at``, else ``created_at``."""
-        return self.updated_at or self.created_at
-
-
-class StoredMemory(MemoryInfo):
-    """A memory just written (``action`` created) or merged into an existing near-duplicate
-    (``updated``), what it made stale, how many chunks indexing it produced, and any warning
-    (an embedder that failed leaves it searchable by keyword only until the next index)."""
-
-    id: str
-    action: str = "created"
-    superseded: list[str] = Field(default_factory=list)
-    chunks: int = 0
-    warnings: list[str] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- paths

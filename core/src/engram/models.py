@@ -150,3 +150,61 @@ class KnownMemory(BaseModel):
     title: str | None = None
     content: str
     created_at: str | None = None
+
+
+# Memory statuses that take a memory out of search, recall and lists (kept on disk as history).
+HIDDEN_STATUSES = ("superseded", "archived")
+
+
+class MemoryInfo(BaseModel):
+    """What ``list`` shows of a memory file (its frontmatter plus where it is)."""
+
+    id: str | None = None
+    path: str
+    title: str
+    type: str | None = None
+    scope: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    created_at: str | None = None
+    updated_at: str | None = None
+    source: str | None = None
+    project: str | None = None
+    importance: float = 1.0
+    status: str = "live"
+    superseded_by: str | None = None
+    supersedes: list[str] = Field(default_factory=list)
+    # From the folder's access log (search and recall hits), not the frontmatter.
+    access_count: int = 0
+    last_accessed_at: str | None = None
+
+    @property
+    def live(self) -> bool:
+        return self.status not in HIDDEN_STATUSES
+
+    @property
+    def touched_at(self) -> str | None:
+        """When the memory last changed: ``updated_at``, else ``created_at``."""
+        return self.updated_at or self.created_at
+
+
+class StoredMemory(MemoryInfo):
+    """A memory just written (``action`` created) or merged into an existing near-duplicate
+    (``updated``), what it made stale, how many chunks indexing it produced, and any warning
+    (an embedder that failed leaves it searchable by keyword only until the next index)."""
+
+    id: str
+    action: str = "created"
+    superseded: list[str] = Field(default_factory=list)
+    chunks: int = 0
+    warnings: list[str] = Field(default_factory=list)
+
+
+class Excerpt(BaseModel):
+    """Lines of a vault file (or turns of a session), as ``engram get`` and the ``memory_get``
+    tool return them."""
+
+    path: str
+    start_line: int
+    end_line: int
+    total_lines: int
+    text: str

@@ -2,12 +2,17 @@
 
 A store or embedder is built by its registered factory from a validated options model, so the
 constructor signature is the plugin's own business.
+
+Besides the four, a part may offer optional capabilities that core uses when present and does
+without otherwise: ``Closes``, ``Optimizes``, ``Diagnoses``, ``HasOptions`` (any part), and
+``ChecksContradictions``, ``Condenses``, ``ReportsFailures`` (extractors). Each is a
+runtime-checkable protocol, so core asks ``isinstance(part, Optimizes)``, never ``getattr``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import ClassVar, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from engram.filters import Filter
 from engram.models import (
@@ -159,6 +164,46 @@ class Searcher(Protocol):
         limit: int = 6,
         filter: Filter | None = None,
     ) -> SearchResult: ...
+
+
+@runtime_checkable
+class Closes(Protocol):
+    """Optional for an embedder or extractor: release what it holds (HTTP clients, a usage
+    ledger). ``Memory.close`` calls it. Stores always have ``close``."""
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Summarises(Protocol):
+    """A report that can say itself in one line (``engram optimize`` prints it)."""
+
+    def summary(self) -> str: ...
+
+
+@runtime_checkable
+class Optimizes(Protocol):
+    """Optional for a store: compact, drop old versions, (re)build indexes after a large
+    import. ``engram optimize`` runs it; the benchmark runs it once after a bulk ingest. The
+    result is printed (its ``summary()`` when it has one) and returned as JSON."""
+
+    def optimize(self) -> Any: ...
+
+
+@runtime_checkable
+class Diagnoses(Protocol):
+    """Optional for a store: how it is set up (driver, extensions, server, paths), as JSON-able
+    data for ``engram doctor``. Must not raise for a store that works."""
+
+    def diagnostics(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class HasOptions(Protocol):
+    """Optional for a part: the validated options it was built from, so the same part can be
+    built again (``StoreSuite.reopen`` builds ``type(store)(store.options)``)."""
+
+    options: Any
 
 
 def embedder_identity(embedder: Embedder, chunker: str) -> IndexIdentity:

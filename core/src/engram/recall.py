@@ -12,19 +12,19 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
 from engram.chunking import read_frontmatter
 from engram.errors import ConfigError, EmptyQuery
-from engram.filters import Eq
-from engram.models import Metadata
+from engram.filters import Eq, Filter
+from engram.lifecycle.dedup import document_path
+from engram.memories import list_memories
+from engram.models import Metadata, SearchResult
 from engram.redact import strip_private
 from engram.tokens import Tokenizer, default_tokenizer
-
-if TYPE_CHECKING:
-    from engram.memory import Memory
+from engram.writer import Writer
 
 HEADER = "# Relevant memories (engram)\nCite the path in brackets when you rely on one."
 SEPARATOR = "\n\n"
@@ -34,6 +34,14 @@ NEAR_DUPLICATE = 0.85  # word-set Jaccard similarity at which two memories say t
 ADDS_NOTHING = 0.9  # share of a memory's words already in a better one: it adds nothing new
 SOURCES = ("memory", "sessions")
 _WORD = re.compile(r"\w+")
+
+
+class Searches(Protocol):
+    """How recall searches: ``Memory.search`` (history left out, recency applied)."""
+
+    def __call__(
+        self, query: str, *, limit: int | None, filter: Filter | None, count_access: bool
+    ) -> SearchResult: ...
 
 
 class RecallItem(BaseModel):
@@ -72,7 +80,8 @@ class Recall(BaseModel):
 
 
 def recall(
-    memory: Memory,
+    writer: Writer,
+    search: Searches,
     query: str | None,
     *,
     budget: int | None = None,
@@ -80,7 +89,7 @@ def recall(
     tokenizer: Tokenizer | None = None,
 ) -> Recall:
     """Build the recall block for ``query`` within ``budget`` tokens (default ``[recall]``)."""
-    limit = memory.config.recall.budget if budget is None else budget
+    limit = writer.config.recall.budget if budget is None else budget
     if limit < 0:
         raise ConfigError(f"the recall budget must be 0 or more tokens, got {limit}")
     if source is not None and source not in SOURCES:
@@ -90,26 +99,24 @@ def recall(
     candidates: list[RecallItem] = []
     if clean_query:
         try:
-            candidates = _search(memory, clean_query, source)
+            candidates = _search(writer, search, clean_query, source)
         except EmptyQuery:
             warnings.append("the query has no words to search for; recalling recent memories")
             clean_query = None
     if clean_query is None and source != "sessions":
-        candidates = _recent(memory)
+        candidates = _recent(writer)
     text, items = build_block(candidates, limit, tokenizer or default_tokenizer())
-    memory.access.record((i.path, i.memory_id) for i in items if i.memory_id)
+    writer.access.record((i.path, i.memory_id) for i in items if i.memory_id)
     count = (tokenizer or default_tokenizer()).count(text)
     return Recall(
         query=clean_query, budget=limit, tokens=count, text=text, items=items, warnings=warnings
     )
 
 
-def _search(memory: Memory, query: str, source: str | None) -> list[RecallItem]:
+def _search(writer: Writer, search: Searches, query: str, source: str | None) -> list[RecallItem]:
     flt = Eq(field="source", value=source) if source else None
     # Accesses are counted for what the block holds, not for every candidate.
-    result = memory.search(
-        query, limit=memory.config.recall.candidates, filter=flt, count_access=False
-    )
+    result = search(query, limit=writer.config.recall.candidates, filter=flt, count_access=False)
     items = []
     for hit in result.hits:
         meta = hit.chunk.metadata
@@ -137,14 +144,11 @@ def _memory_id(meta: Metadata) -> str | None:
     return memory_id if in_folder and isinstance(memory_id, str) else None
 
 
-def _recent(memory: Memory) -> list[RecallItem]:
+def _recent(writer: Writer) -> list[RecallItem]:
     """Newest live memories of every folder first, as whole bodies (frontmatter left out)."""
-    from engram.lifecycle.dedup import document_path
-    from engram.memories import list_memories
-
     items = []
-    for info in list_memories(memory, limit=memory.config.recall.candidates):
-        text = document_path(info.path, memory.config.root).read_text(
+    for info in list_memories(writer, limit=writer.config.recall.candidates):
+        text = document_path(info.path, writer.config.root).read_text(
             encoding="utf-8", errors="replace"
         )
         fm = read_frontmatter(text)

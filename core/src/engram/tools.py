@@ -23,10 +23,10 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, m
 from engram.errors import ConfigError, EngramError, UnsafePath
 from engram.filters import And, Eq, Filter
 from engram.ingest.sessions.sync import SOURCE as SESSIONS_SOURCE
-from engram.ingest.sessions.sync import session_excerpt
-from engram.memory import Excerpt, Memory
-from engram.memory_files import MemoryInfo, StoredMemory, check_path_syntax, resolve_inside
-from engram.models import MemoryType
+from engram.ingest.sessions.sync import is_session
+from engram.memory import Memory
+from engram.memory_files import check_path_syntax, resolve_inside
+from engram.models import Excerpt, MemoryInfo, MemoryType, StoredMemory
 from engram.scopes import Scope
 
 log = logging.getLogger(__name__)
@@ -295,9 +295,8 @@ def _get(memory: Memory, args: MemoryGetInput) -> Excerpt:
     lines = None
     if args.start_line or args.end_line:
         lines = (args.start_line or 1, args.end_line or 1_000_000_000)
-    doc = memory.store.list_documents().get(args.path)
-    if doc is not None and doc.metadata.get("source") == SESSIONS_SOURCE:
-        return session_excerpt(memory, args.path, lines)
+    if is_session(memory.store, args.path):
+        return memory.get(args.path, lines)
     roots = memory.vault_roots()
     target = resolve_inside(args.path, memory.config.root, roots, what="memory folders")
     _check_readable(args.path, target, roots)

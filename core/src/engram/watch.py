@@ -18,8 +18,8 @@ from pathlib import Path
 from watchfiles import Change, DefaultFilter, watch
 
 from engram.errors import EngramError
+from engram.ingest.report import IndexReport
 from engram.ingest.sessions.sync import session_sources
-from engram.ingest.sync import IndexReport
 from engram.memory import Memory
 from engram.memory_files import TEMP_SUFFIX
 

@@ -14,7 +14,7 @@ import typer
 
 from engram.cli.common import console, err_console, open_memory
 from engram.errors import ConfigError
-from engram.ingest.sync import IndexReport
+from engram.ingest.report import IndexReport
 
 AGENT_EXTRA = "pip install 'engram[agent]'"
 

@@ -12,7 +12,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from engram.cli.common import console, err_console, open_memory
-from engram.ingest.sync import IndexReport
+from engram.ingest.report import IndexReport
 
 PROGRESS_MIN_FILES = 50
 

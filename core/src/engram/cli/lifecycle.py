@@ -12,7 +12,7 @@ from engram.capture import CaptureReport, project_files, read_messages
 from engram.cli.common import console, err_console, open_memory
 from engram.errors import ConfigError, ExtractorError
 from engram.extraction import MODES, check_mode
-from engram.memory_files import MemoryInfo
+from engram.models import MemoryInfo
 from engram.scopes import SCOPES, Scope
 
 

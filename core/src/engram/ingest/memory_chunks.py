@@ -1,4 +1,4 @@
-"""Chunks of a markdown file, marked with the memory folder they come from.
+"""Chunks of a markdown file with their metadata, marked with the memory folder they come from.
 
 Files in a memory folder get two derived metadata fields that search and the write path filter
 on (vault notes get neither, so a note's own ``status: archived`` frontmatter hides nothing):
@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-from engram.chunking import Chunker
-from engram.ingest.sync import chunk_markdown_document
+from engram.chunking import Chunker, ChunkSpan, chunk_ids
+from engram.ingest.sync import SOURCE
 from engram.memory_files import status_of
 from engram.models import Chunk
 from engram.scopes import MemoryFolder, folder_of
@@ -40,3 +41,44 @@ def scoped_chunks(
         ], warnings
 
     return make
+
+
+def chunk_markdown_document(
+    chunker: Chunker, document_id: str, text: str, digest: str
+) -> tuple[list[Chunk], list[str]]:
+    """Chunks of one markdown document with their metadata (frontmatter + where they come
+    from), and any warning met while reading it (e.g. malformed frontmatter)."""
+    parsed = chunker.chunk_document(text)
+    spans = parsed.chunks
+    title = _title(parsed.metadata, spans, document_id)
+    chunks = []
+    for span, cid in zip(spans, chunk_ids(document_id, spans), strict=True):
+        metadata: dict[str, Any] = dict(parsed.metadata)
+        metadata.update(
+            source=SOURCE,
+            path=document_id,
+            title=title,
+            start_line=span.start_line,
+            end_line=span.end_line,
+            headings=list(span.headings),
+        )
+        chunks.append(
+            Chunk(
+                id=cid,
+                document_id=document_id,
+                document_hash=digest,
+                text=span.text,
+                metadata=metadata,
+            )
+        )
+    return chunks, parsed.warnings
+
+
+def _title(frontmatter: dict[str, Any], spans: Sequence[ChunkSpan], document_id: str) -> str:
+    title = frontmatter.get("title")
+    if isinstance(title, str) and title.strip():
+        return title.strip()
+    for span in spans:
+        if span.headings:
+            return str(span.headings[0])
+    return Path(document_id).stem

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from engram.config import LifecycleConfig
-from engram.memory_files import MemoryInfo
+from engram.models import MemoryInfo
 
 
 @dataclass

@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from engram.ingest.vault import document_id_for
-from engram.memory_files import MemoryInfo
+from engram.models import MemoryInfo
 
 
 class History(BaseModel):

@@ -18,16 +18,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from datetime import UTC
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from engram.errors import ConfigError
 from engram.filters import parse_iso
-from engram.memory_files import MemoryInfo
-
-if TYPE_CHECKING:
-    from engram.memory import Memory
+from engram.memories import all_memories, forget
+from engram.models import MemoryInfo
+from engram.writer import Writer
 
 PRUNE_SCOPES = ("project", "user", "all")
 
@@ -96,7 +94,7 @@ def _rank(c: Candidate) -> str:
 
 
 def prune(
-    memory: Memory,
+    writer: Writer,
     *,
     max_age_days: float | None,
     max_count: int | None,
@@ -105,8 +103,6 @@ def prune(
     now: float | None = None,
 ) -> PruneReport:
     """Plan and (unless ``dry_run``) remove; files and their chunks go together."""
-    from engram.memories import all_memories
-
     if max_age_days is None and max_count is None:
         raise ConfigError("prune needs --max-age DAYS, --max-count N or both; nothing to do")
     if max_age_days is not None and max_age_days < 0:
@@ -118,13 +114,13 @@ def prune(
             f"unknown scope {scope!r} for prune; use one of {', '.join(PRUNE_SCOPES)}"
         )
     when = time.time() if now is None else now
-    folders = [f for f in memory.folders if f.writable and scope in ("all", f.scope)]
+    folders = [f for f in writer.folders if f.writable and scope in ("all", f.scope)]
     scopes = {f.scope for f in folders}
-    infos = [m for m in all_memories(memory) if m.scope in scopes]
+    infos = [m for m in all_memories(writer) if m.scope in scopes]
     doomed = plan_prune(infos, now=when, max_age_days=max_age_days, max_count=max_count)
     if not dry_run:
         for c in doomed:
-            memory.forget(c.info.path)
+            forget(writer, c.info.path)
     return PruneReport(dry_run=dry_run, examined=len(infos), removed=doomed)
 
 

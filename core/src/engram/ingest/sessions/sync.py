@@ -1,32 +1,29 @@
 """Incremental indexing of agent sessions: one document per session, re-indexed when it grew.
 
 The document record keeps the session's fingerprint (sizes and mtimes of its files), so an
-unchanged session is skipped without being read. Write order is the vault's: chunks, then stale
-chunks deleted, then the record, so a crash only means "index that session again". A session
-that cannot be read is skipped with a reason; nothing else stops the run.
+unchanged session is skipped without being read. Sessions are written by the vault's engine
+(``engram.ingest.engine``): the same batches, keyword-only fallback and crash-safe order. A
+session that cannot be read is skipped with a reason; nothing else stops the run.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engram.chunking import Chunker, TokenWindowChunker, chunk_id
 from engram.config import EngramConfig
-from engram.errors import ConfigError, EngramError
+from engram.errors import ConfigError, EngramError, MemoryNotFound
+from engram.ingest.engine import DocumentWriter, Pending, remove_documents
+from engram.ingest.report import IndexReport, Progress, Skipped
 from engram.ingest.sessions import claude_code, opencode
 from engram.ingest.sessions.base import SessionRef, SessionSource, Transcript
-from engram.ingest.sync import EMBED_BATCH, IndexReport, Progress, Skipped
-from engram.memory_files import MemoryNotFound
-from engram.models import Chunk, Document
+from engram.models import Chunk, Excerpt
 from engram.protocols import Embedder, Store
 from engram.redact import strip_private
-
-if TYPE_CHECKING:
-    from engram.memory import Excerpt, Memory
+from engram.writer import Writer
 
 SOURCE = "sessions"
 
@@ -50,24 +47,16 @@ def session_chunker(config: EngramConfig) -> Chunker:
     return TokenWindowChunker(config.chunking.max_tokens, config.chunking.overlap)
 
 
-def index_sessions(memory: Memory, *, progress: Progress | None = None) -> IndexReport:
-    """Index every configured agent's sessions into ``memory``'s store."""
-    memory.check_identity(writing=True)
+def index_sessions(writer: Writer, *, progress: Progress | None = None) -> IndexReport:
+    """Index every configured agent's sessions into the writer's store."""
+    writer.check_identity(writing=True)
     return sync_sessions(
-        session_sources(memory.config),
-        memory.store,
-        memory.embedder,
-        session_chunker(memory.config),
+        session_sources(writer.config),
+        writer.store,
+        writer.embedder,
+        session_chunker(writer.config),
         progress=progress,
     )
-
-
-@dataclass
-class _Pending:
-    ref: SessionRef
-    transcript: Transcript
-    chunks: list[Chunk]
-    old: Document | None
 
 
 def sync_sessions(
@@ -96,7 +85,7 @@ def sync_sessions(
         refs, warnings = source.discover()
         report.warnings.extend(warnings)
         seen: set[str] = set()
-        batch: list[_Pending] = []
+        writer = DocumentWriter(store, embedder, report, "sessions")
         for done, ref in enumerate(refs, 1):
             if progress:
                 progress(done, len(refs), ref.document_id)
@@ -115,23 +104,17 @@ def sync_sessions(
                 report.new += 1
             else:
                 report.changed += 1
-            batch.append(
-                _Pending(ref, transcript, transcript_chunks(ref, transcript, chunker), old)
+            chunks = transcript_chunks(ref, transcript, chunker)
+            writer.add(
+                Pending(ref.document_id, ref.fingerprint, chunks, old, _record(ref, transcript))
             )
-            if sum(len(p.chunks) for p in batch) >= EMBED_BATCH:
-                _flush(batch, store, embedder, report)
-                batch = []
-        if batch:
-            _flush(batch, store, embedder, report)
-        removed = sorted(
+        writer.flush()
+        removed = [
             d
             for d, doc in known.items()
             if doc.metadata.get("agent") == source.agent and d not in seen
-        )
-        if removed:
-            report.removed += len(removed)
-            report.chunks_deleted += sum(len(_chunk_ids(known[d])) for d in removed)
-            store.delete_documents(removed)
+        ]
+        remove_documents(store, known, removed, report)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -182,47 +165,8 @@ def transcript_chunks(ref: SessionRef, transcript: Transcript, chunker: Chunker)
     return chunks
 
 
-def _flush(batch: list[_Pending], store: Store, embedder: Embedder, report: IndexReport) -> None:
-    texts = [c.text for p in batch for c in p.chunks]
-    vectors: list[list[float]] | None
-    try:
-        vectors = embedder.embed(texts, input_type="document") if texts else []
-    except Exception as exc:  # someone else's code, maybe over a network: keep the run going
-        vectors = None
-        report.warnings.append(
-            f"embedder failed ({type(exc).__name__}: {exc}); {len(batch)} sessions stored for "
-            "keyword search only"
-        )
-    if vectors is not None:
-        report.texts_embedded += len(texts)
-    offset = 0
-    for pending in batch:
-        chunks = pending.chunks
-        if vectors is not None:
-            chunks = [
-                c.model_copy(update={"vector": v})
-                for c, v in zip(chunks, vectors[offset : offset + len(chunks)], strict=True)
-            ]
-        offset += len(pending.chunks)
-        _write(pending, chunks, store, report, complete=vectors is not None)
-
-
-def _write(
-    pending: _Pending, chunks: list[Chunk], store: Store, report: IndexReport, *, complete: bool
-) -> None:
-    keep = {c.id for c in chunks}
-    if chunks:
-        store.upsert(chunks)
-    stale = [i for i in _chunk_ids(pending.old) if i not in keep]
-    if stale:
-        store.delete(stale)
-    report.chunks_written += len(chunks)
-    report.chunks_deleted += len(stale)
-    if not chunks:
-        report.empty += 1
-    if not complete:
-        report.pending_embeddings += 1
-    ref, transcript = pending.ref, pending.transcript
+def _record(ref: SessionRef, transcript: Transcript) -> dict[str, Any]:
+    """A session's record: which agent and session, and where its transcript lives."""
     metadata: dict[str, Any] = {
         "source": SOURCE,
         "agent": ref.agent,
@@ -231,61 +175,32 @@ def _write(
         # memory_get, raw transcripts (private spans and all) must not be.
         "transcript": ref.path.as_posix(),
         "turns": len(transcript.turns),
-        "chunk_ids": [c.id for c in chunks],
-        "indexed_at": time.time(),
     }
     if transcript.title:
-        metadata["title"] = transcript.title
-    store.put_document(
-        Document(
-            id=ref.document_id,
-            hash=ref.fingerprint if complete else "",
-            metadata=metadata,
-        )
-    )
+        metadata["title"] = strip_private(transcript.title)
+    return metadata
 
 
-def _chunk_ids(doc: Document | None) -> list[str]:
-    if doc is None:
-        return []
-    ids = doc.metadata.get("chunk_ids")
-    return [str(i) for i in ids] if isinstance(ids, list) else []
+def is_session(store: Store, doc_id: str) -> bool:
+    """Whether ``doc_id`` names an indexed session (``sessions/<agent>/<id>``)."""
+    doc = store.list_documents().get(doc_id) if doc_id.startswith("sessions/") else None
+    return doc is not None and doc.metadata.get("source") == SOURCE
 
 
-def merge_reports(into: IndexReport, other: IndexReport) -> IndexReport:
-    """Add ``other``'s counts, skips and warnings to ``into`` (a rebuild runs both sources)."""
-    for name in (
-        "new",
-        "changed",
-        "unchanged",
-        "removed",
-        "empty",
-        "chunks_written",
-        "chunks_deleted",
-        "texts_embedded",
-        "pending_embeddings",
-    ):
-        setattr(into, name, getattr(into, name) + getattr(other, name))
-    into.skipped.extend(other.skipped)
-    into.warnings.extend(other.warnings)
-    into.seconds += other.seconds
-    return into
-
-
-def session_excerpt(memory: Memory, doc_id: str, turns: tuple[int, int] | None) -> Excerpt:
+def session_excerpt(
+    store: Store, config: EngramConfig, doc_id: str, turns: tuple[int, int] | None
+) -> Excerpt:
     """Turns of an indexed session, read again from its transcript (private spans removed).
 
     The transcript location comes from the store's own record, never from the caller.
     """
-    from engram.memory import Excerpt
-
-    doc = memory.store.list_documents().get(doc_id)
+    doc = store.list_documents().get(doc_id)
     if doc is None or doc.metadata.get("source") != SOURCE:
         raise MemoryNotFound(f"{doc_id} is not an indexed session; use a path from search results")
     agent = doc.metadata.get("agent")
     location = doc.metadata.get("transcript")
     session_id = doc.metadata.get("session_id")
-    source = next((s for s in session_sources(memory.config) if s.agent == agent), None)
+    source = next((s for s in session_sources(config) if s.agent == agent), None)
     if source is None or not isinstance(location, str) or not isinstance(session_id, str):
         raise ConfigError(
             f"{doc_id} comes from {agent!r} sessions, which [sessions] agents no longer lists; "
