@@ -6,6 +6,11 @@ The shared part: the key from the options or the environment (never logged), the
 with backoff and ``Retry-After``, one ledger row per HTTP request, keys scrubbed from messages),
 texts packed into as few requests as the limits allow, and the failures every API has (timeout,
 no connection, a rejected key, an answer that cannot be read) worded once.
+
+A missing key does not stop the embedder from being built: its identity (name, model,
+dimension) is known without one, so a memory opens, and each ``embed`` raises the
+``MissingKeyError`` that says which variable to set. Indexing then stores keyword-only chunks
+and search answers by keyword, each with that message as a warning, as for an unreachable API.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from engram.embedders import BaseEmbedder
+from engram.errors import MissingKeyError
 from engram.models import InputType
 from engram.usage import (
     ApiOptions,
@@ -65,8 +71,12 @@ class ApiEmbedder(BaseEmbedder):
         self.max_batch = self.limits.max_inputs
         self.key_env = key_env
         self._long_texts = options.long_texts
-        key = resolve_api_key(options.api_key, key_env, self.service)
-        self._client = self.connect(key)
+        self.missing_key: MissingKeyError | None = None
+        try:
+            key = resolve_api_key(options.api_key, key_env, self.service)
+        except MissingKeyError as exc:
+            key, self.missing_key = "", exc
+        self._client: Any = None if self.missing_key else self.connect(key)
         self.meter = Meter(
             provider=self.name,
             model=model,
@@ -74,7 +84,7 @@ class ApiEmbedder(BaseEmbedder):
             ledger=options.open_ledger(),
             price_per_million=price_for(self.name, model, options.price_per_million_tokens),
             policy=options.retry_policy(),
-            secrets=(key,),
+            secrets=(key,) if key else (),
             sleep=sleep,
             random=random,
         )
@@ -93,6 +103,9 @@ class ApiEmbedder(BaseEmbedder):
         """What an exception from the SDK means: retry or not, and how to fix it."""
 
     def embed_batch(self, texts: list[str], input_type: InputType) -> list[list[float]]:
+        if self.missing_key is not None:
+            raise self.missing_key
+
         def send(batch: list[str]) -> tuple[list[list[float]], int]:
             return self.send(batch, input_type)
 
