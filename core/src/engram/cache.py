@@ -11,10 +11,8 @@ differently as a stored document than as a search query, so the two vectors must
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,12 +22,11 @@ import numpy.typing as npt
 from engram.errors import DimensionMismatch, EmbedderError, InvalidVector, StoreError
 from engram.models import InputType
 from engram.protocols import Embedder
-from engram.sqlite_file import SqliteFile, SqliteHandle
+from engram.sqlite_file import SqliteFile, SqliteHandle, write_transaction
 
 log = logging.getLogger(__name__)
 
 _BATCH = 500  # bound parameters per lookup, well under SQLite's limit
-_BUSY_TIMEOUT_S = 30.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -111,23 +108,19 @@ class EmbeddingCache(SqliteHandle):
         hashes = [text_hash(t) for t in texts]
         unique = list(dict.fromkeys(hashes))
         found: dict[bytes, list[float]] = {}
-        with self._lock:
-            db = self._connect()
-            try:
-                for i in range(0, len(unique), _BATCH):
-                    batch = unique[i : i + _BATCH]
-                    marks = ",".join("?" * len(batch))
-                    rows = db.execute(
-                        "SELECT text_sha256, vector FROM embeddings WHERE provider = ? AND "
-                        "model = ? AND dimension = ? AND input_type = ? AND text_sha256 IN "
-                        f"({marks})",
-                        (provider, model, dimension, input_type, *batch),
-                    ).fetchall()
-                    for key, blob in rows:
-                        if len(blob) == 4 * dimension:  # anything else is damage: a miss
-                            found[bytes(key)] = np.frombuffer(blob, dtype="<f4").tolist()
-            except sqlite3.Error as exc:
-                raise self._error("read", exc) from None
+        with self._connection("read") as db:
+            for i in range(0, len(unique), _BATCH):
+                batch = unique[i : i + _BATCH]
+                marks = ",".join("?" * len(batch))
+                rows = db.execute(
+                    "SELECT text_sha256, vector FROM embeddings WHERE provider = ? AND "
+                    "model = ? AND dimension = ? AND input_type = ? AND text_sha256 IN "
+                    f"({marks})",
+                    (provider, model, dimension, input_type, *batch),
+                ).fetchall()
+                for key, blob in rows:
+                    if len(blob) == 4 * dimension:  # anything else is damage: a miss
+                        found[bytes(key)] = np.frombuffer(blob, dtype="<f4").tolist()
         return [list(found[h]) if h in found else None for h in hashes]
 
     def put_many(
@@ -153,49 +146,24 @@ class EmbeddingCache(SqliteHandle):
         if not rows:
             return
         params = [(*row[:5], row[5].tobytes()) for row in rows]
-        with self._lock:
-            db = self._connect()
-            try:
-                db.execute("BEGIN IMMEDIATE")
-                db.executemany(
-                    "INSERT OR REPLACE INTO embeddings (provider, model, dimension, "
-                    "input_type, text_sha256, vector) VALUES (?, ?, ?, ?, ?, ?)",
-                    params,
-                )
-                db.execute("COMMIT")
-            except BaseException as exc:
-                if db.in_transaction:
-                    with contextlib.suppress(sqlite3.Error):
-                        db.execute("ROLLBACK")
-                if isinstance(exc, sqlite3.Error):
-                    raise self._error("write", exc) from None
-                raise
+        with self._connection("write") as db, write_transaction(db):
+            db.executemany(
+                "INSERT OR REPLACE INTO embeddings (provider, model, dimension, "
+                "input_type, text_sha256, vector) VALUES (?, ?, ?, ?, ?, ?)",
+                params,
+            )
 
     def stats(self) -> CacheStats:
-        with self._lock:
-            db = self._connect()
-            try:
-                entries, size = db.execute(
-                    "SELECT COUNT(*), COALESCE(SUM(LENGTH(vector)), 0) FROM embeddings"
-                ).fetchone()
-            except sqlite3.Error as exc:
-                raise self._error("read", exc) from None
+        with self._connection("read") as db:
+            entries, size = db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(LENGTH(vector)), 0) FROM embeddings"
+            ).fetchone()
         return CacheStats(entries=int(entries), bytes=int(size))
 
     def clear(self) -> None:
         """Forget every cached vector (all providers and models)."""
-        with self._lock:
-            db = self._connect()
-            try:
-                db.execute("DELETE FROM embeddings")
-            except sqlite3.Error as exc:
-                raise self._error("write", exc) from None
-
-    def _error(self, action: str, exc: sqlite3.Error) -> StoreError:
-        return StoreError(
-            f"cannot {action} the embedding cache {self.path}: {exc}; if another process holds "
-            "it for long, retry; if the file is damaged, delete it (it is only a cache)"
-        )
+        with self._connection("write") as db:
+            db.execute("DELETE FROM embeddings")
 
 
 class CachedEmbedder:

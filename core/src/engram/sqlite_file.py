@@ -18,6 +18,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -66,27 +67,42 @@ class SqliteFile:
         try:
             _enable_wal(db, timeout)
             db.execute(f"PRAGMA synchronous={self.synchronous}")
-            db.execute("BEGIN IMMEDIATE")
-            found = int(db.execute("PRAGMA user_version").fetchone()[0])
-            if found > self.version:
-                raise StoreError(
-                    f"{self.what} {path} was written by a newer engram (schema {found}); "
-                    f"{self.fix_newer}"
-                )
-            if found < self.version:
-                self.migrate(db, found)
-                db.execute(f"PRAGMA user_version = {int(self.version):d}")
-            db.execute("COMMIT")
+            with write_transaction(db):
+                self._upgrade(db, path)
         except (sqlite3.Error, StoreError) as exc:
-            if db.in_transaction:
-                with contextlib.suppress(sqlite3.Error):
-                    db.execute("ROLLBACK")
             db.close()
             if isinstance(exc, StoreError):
                 raise
             message = f"{self.what} {path} is unreadable ({exc}); {self.fix_broken}"
             raise StoreError(message) from None
         return db
+
+    def _upgrade(self, db: sqlite3.Connection, path: Path) -> None:
+        """Migrate an older schema forward; refuse one from a newer engram."""
+        found = int(db.execute("PRAGMA user_version").fetchone()[0])
+        if found > self.version:
+            raise StoreError(
+                f"{self.what} {path} was written by a newer engram (schema {found}); "
+                f"{self.fix_newer}"
+            )
+        if found < self.version:
+            self.migrate(db, found)
+            db.execute(f"PRAGMA user_version = {int(self.version):d}")
+
+
+@contextlib.contextmanager
+def write_transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` on an autocommit connection: all or nothing, rolled
+    back when anything inside (or the commit itself) fails, and the error raised again."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+        raise
 
 
 def _enable_wal(db: sqlite3.Connection, timeout: float) -> None:
@@ -126,6 +142,24 @@ class SqliteHandle:
         self._before_open()
         self._db, self._pid = self.file.open(self.path, timeout=self._timeout), os.getpid()
         return self._db
+
+    @contextlib.contextmanager
+    def _connection(self, action: str) -> Iterator[sqlite3.Connection]:
+        """The connection with ``_lock`` held; a SQLite error inside becomes this file's
+        ``StoreError`` (``action`` is "read" or "write")."""
+        with self._lock:
+            db = self._connect()
+            try:
+                yield db
+            except sqlite3.Error as exc:
+                raise self._failed(action, exc) from None
+
+    def _failed(self, action: str, exc: sqlite3.Error) -> StoreError:
+        """The error for a read or write that failed: what, where, and how to fix it."""
+        return StoreError(
+            f"cannot {action} {self.file.what} {self.path}: {exc}; if another process holds it "
+            f"for long, retry; if the file is damaged, {self.file.fix_broken}"
+        )
 
     def close(self) -> None:
         with self._lock:

@@ -12,19 +12,16 @@ counted.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from engram.errors import StoreError
 from engram.lifecycle.sidecar import Sidecar
 from engram.models import Hit
 from engram.scopes import MemoryFolder, folder_of
-from engram.sqlite_file import SqliteFile
+from engram.sqlite_file import SqliteFile, write_transaction
 
 log = logging.getLogger(__name__)
 
@@ -64,22 +61,13 @@ class AccessLog(Sidecar):
         rows = [(i, at) for i in dict.fromkeys(memory_ids)]
         if not rows:
             return
-        with self._lock:
-            db = self._connect()
-            try:
-                db.execute("BEGIN IMMEDIATE")
-                db.executemany(
-                    "INSERT INTO access (memory_id, count, last_at) VALUES (?, 1, ?) "
-                    "ON CONFLICT (memory_id) DO UPDATE SET count = count + 1, "
-                    "last_at = MAX(last_at, excluded.last_at)",
-                    rows,
-                )
-                db.execute("COMMIT")
-            except sqlite3.Error as exc:
-                if db.in_transaction:
-                    with contextlib.suppress(sqlite3.Error):
-                        db.execute("ROLLBACK")
-                raise StoreError(f"cannot write the access log {self.path}: {exc}") from None
+        with self._connection("write") as db, write_transaction(db):
+            db.executemany(
+                "INSERT INTO access (memory_id, count, last_at) VALUES (?, 1, ?) "
+                "ON CONFLICT (memory_id) DO UPDATE SET count = count + 1, "
+                "last_at = MAX(last_at, excluded.last_at)",
+                rows,
+            )
 
     def read(self, memory_ids: Sequence[str] | None = None) -> dict[str, Access]:
         """Counts of ``memory_ids`` (all when None); a folder never searched has none."""
