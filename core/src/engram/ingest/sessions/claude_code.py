@@ -15,6 +15,7 @@ valid JSON (a partial last line while Claude Code is writing) is skipped with a 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -79,49 +80,70 @@ class ClaudeCodeSource:
             ) from None
         last_key: tuple[Role, str] | None = None
         bad = 0
-        for number, raw_line in enumerate(raw.splitlines(), 1):
-            if not raw_line.strip():
-                continue
-            try:
-                event = json.loads(raw_line)
-            except ValueError:
+        for number, event in _events(raw):
+            if event is None:
                 bad += 1
                 if bad <= 3:
                     transcript.warnings.append(
                         f"claude-code: {ref.path.name} line {number} is not valid JSON "
                         "(partial write?); skipped"
                     )
-                continue
-            if not isinstance(event, dict):
-                continue
-            if event.get("type") == "summary" and isinstance(event.get("summary"), str):
+            elif event.get("type") == "summary" and isinstance(event.get("summary"), str):
                 transcript.title = clean_text(event["summary"]) or transcript.title
-                continue
-            turn = _turn(event)
-            if turn is None:
-                continue
-            if transcript.project is None and isinstance(event.get("cwd"), str):
-                transcript.project = event["cwd"]
-            key = (turn.role, turn.message_id) if turn.message_id else None
-            if key is not None and key == last_key and transcript.turns:
-                previous = transcript.turns[-1]
-                transcript.turns[-1] = Turn(
-                    previous.role,
-                    f"{previous.text}\n\n{turn.text}",
-                    previous.timestamp,
-                    previous.message_id,
-                )
             else:
-                transcript.turns.append(turn)
-            last_key = key
+                last_key = _add_turn(transcript, event, last_key)
         if bad > 3:
             transcript.warnings.append(f"claude-code: {ref.path.name}: {bad} bad lines in all")
         if transcript.title is None:
-            first_user = next((t.text for t in transcript.turns if t.role == "user"), None)
-            if first_user:
-                first = first_user.splitlines()[0]
-                transcript.title = first if len(first) <= 80 else first[:79] + "…"
+            transcript.title = _first_user_line(transcript)
         return transcript
+
+
+def _events(raw: bytes) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """(line number, event) of every JSON object line; None for a line that is not JSON."""
+    for number, raw_line in enumerate(raw.splitlines(), 1):
+        if not raw_line.strip():
+            continue
+        try:
+            event = json.loads(raw_line)
+        except ValueError:
+            yield number, None
+            continue
+        if isinstance(event, dict):
+            yield number, event
+
+
+def _add_turn(
+    transcript: Transcript, event: dict[str, Any], last_key: tuple[Role, str] | None
+) -> tuple[Role, str] | None:
+    """Append the event's turn; parts of one assistant message (same id) join one turn.
+    Returns the key the next event is compared with."""
+    turn = _turn(event)
+    if turn is None:
+        return last_key
+    if transcript.project is None and isinstance(event.get("cwd"), str):
+        transcript.project = event["cwd"]
+    key = (turn.role, turn.message_id) if turn.message_id else None
+    if key is not None and key == last_key and transcript.turns:
+        previous = transcript.turns[-1]
+        transcript.turns[-1] = Turn(
+            previous.role,
+            f"{previous.text}\n\n{turn.text}",
+            previous.timestamp,
+            previous.message_id,
+        )
+    else:
+        transcript.turns.append(turn)
+    return key
+
+
+def _first_user_line(transcript: Transcript) -> str | None:
+    """A title for a session that has no summary: its first user line, shortened."""
+    first_user = next((t.text for t in transcript.turns if t.role == "user"), None)
+    if not first_user:
+        return None
+    first = first_user.splitlines()[0]
+    return first if len(first) <= 80 else first[:79] + "…"
 
 
 def _turn(event: dict[str, Any]) -> Turn | None:
