@@ -23,7 +23,7 @@ from engram.errors import (
 )
 from engram.filters import And, Contains, Eq, Filter, In, Ne, Not, Or, Range, matches, parse_filter
 from engram.models import Chunk, Document, Hit
-from engram.protocols import Store
+from engram.protocols import HasOptions, Store
 from engram.testing.data import (
     DIMENSION,
     IDENTITY,
@@ -94,11 +94,11 @@ class StoreSuite(SuiteIntegrity):
 
     def reopen(self, store: Store) -> Store:
         """Close ``store`` and open the same data again (for persistence tests)."""
-        options = getattr(store, "options", None)
-        if options is None:
+        if not isinstance(store, HasOptions):
             raise pytest.UsageError(
                 f"{type(store).__name__} has no `options` attribute; override StoreSuite.reopen"
             )
+        options = store.options
         store.close()
         return type(store)(options)  # type: ignore[call-arg]
 
