@@ -25,6 +25,7 @@ import pluggy
 import pytest
 from pydantic import BaseModel, ConfigDict
 
+import engram_sqlite
 from engram.errors import PluginNotFound
 from engram.hookspecs import hookimpl
 from engram.plugins import build_registry, describe_plugins, get_plugin_manager
@@ -511,6 +512,7 @@ def test_hookimpl_with_fewer_arguments_than_its_spec_is_called() -> None:
     both = ConnectionAndStore()
     pm.register(ConnectionOnly(), name="conn-only")
     pm.register(both, name="conn-and-store")
+    pm.register(engram_sqlite, name="sqlite")  # declares prepare_connection, after its users
     pm.check_pending()
 
     with sqlite3.connect(":memory:") as conn:
@@ -587,3 +589,62 @@ def test_plugin_managers_are_independent() -> None:
     assert "probe-store" in build_registry(pm).names("store")
     fresh = build_registry(get_plugin_manager(load_entry_points=False))
     assert "probe-store" not in fresh.names("store")
+
+
+# --- (i) a plugin's own hooks, and each store calling its own manager ---------------------------
+
+OWN_MANAGERS = """
+    import json, os, sys
+    from pathlib import Path
+    from engram.plugins import build_registry, get_plugin_manager
+    from engram_sqlite import SQLiteOptions
+
+    def open_sqlite(allow):
+        if allow is None:
+            os.environ.pop("ENGRAM_LOAD_PLUGINS", None)
+        else:
+            os.environ["ENGRAM_LOAD_PLUGINS"] = allow
+        pm = get_plugin_manager()
+        entry = build_registry(pm).get("store", "sqlite")
+        return pm, entry.build(SQLiteOptions(path=Path(sys.argv[1]) / f"{allow}.sqlite"))
+
+    def reverse(store):
+        try:
+            return store.connection.execute("SELECT example_reverse('abc')").fetchone()[0]
+        except Exception as exc:
+            return type(exc).__name__ + ": " + str(exc)
+
+    # Two managers alive at once: everything installed, and engram-sqlite alone.
+    every_pm, every = open_sqlite(None)
+    alone_pm, alone = open_sqlite("engram-sqlite")
+    # The example plugin without engram-sqlite: its optional hookimpl does not stop it loading.
+    os.environ["ENGRAM_LOAD_PLUGINS"] = "engram-example-store"
+    without_sqlite = get_plugin_manager()
+    print(json.dumps({
+        "every": reverse(every),
+        "alone": reverse(alone),
+        "spec_from": every_pm.hook.prepare_connection.spec.namespace.__name__,
+        "example_loaded": without_sqlite.has_plugin("example"),
+        "hook_without_sqlite": hasattr(without_sqlite.hook, "prepare_connection")
+        and without_sqlite.hook.prepare_connection.spec is not None,
+    }))
+    every.close()
+    alone.close()
+"""
+
+
+def test_sqlite_stores_call_the_installed_plugins_prepare_connection(
+    site: Path, tmp_path: Path
+) -> None:
+    argv = [sys.executable, "-c", textwrap.dedent(OWN_MANAGERS), str(tmp_path)]
+    done = run_argv(argv, [site], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    # The installed example plugin's hookimpl ran on the store its manager opened ...
+    assert got["every"] == "cba"
+    # ... and not on the store opened at the same time by a manager that left it out.
+    assert got["alone"].endswith("no such function: example_reverse")
+    # The hook is engram-sqlite's own; without it the example plugin still loads.
+    assert got["spec_from"] == "engram_sqlite.hookspecs"
+    assert got["example_loaded"] is True
+    assert got["hook_without_sqlite"] is False

@@ -12,15 +12,17 @@ import pytest
 from engram import hookspecs
 from engram.models import IndexIdentity
 from engram_sqlite import SQLiteOptions, SQLiteStore
+from engram_sqlite import hookspecs as sqlite_hookspecs
 
 IDENTITY = IndexIdentity(embedder="hash", model="h-4", dimension=4, chunker="markdown:400/80")
 MakeStore = Callable[..., SQLiteStore]
 
 
 def bare_plugin_manager(*plugins: object) -> pluggy.PluginManager:
-    """A plugin manager with engram's hookspecs and only the given plugins."""
+    """A plugin manager with engram's and engram-sqlite's hookspecs and only the given plugins."""
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
+    pm.add_hookspecs(sqlite_hookspecs)
     for plugin in plugins:
         pm.register(plugin)
     return pm

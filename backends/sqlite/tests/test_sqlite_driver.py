@@ -16,15 +16,18 @@ import engram_sqlite
 from engram import hookspecs
 from engram.errors import StoreError
 from engram.hookspecs import hookimpl
-from engram.plugins import build_registry
+from engram.plugins import build_registry, get_plugin_manager
 from engram_sqlite import SQLiteOptions, SQLiteStore, diagnose
+from engram_sqlite import hookspecs as sqlite_hookspecs
 
 STDLIB_CAN_LOAD = hasattr(sqlite3.Connection, "enable_load_extension")
 
 
 def plugin_manager(*plugins: object) -> pluggy.PluginManager:
+    """A manager as engram builds one (core's hookspecs, then plugins), with only ``plugins``."""
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
+    pm.hook.register_hookspecs.call_historic(kwargs={"register": pm.add_hookspecs})
     for plugin in plugins:
         pm.register(plugin)
     return pm
@@ -133,7 +136,7 @@ class ConnectionPlugin:
 
 def test_prepare_connection_hook_runs_on_every_connection(tmp_path: Path) -> None:
     plugin = ConnectionPlugin()
-    pm = plugin_manager(plugin)
+    pm = plugin_manager(engram_sqlite, plugin)
     options = SQLiteOptions(path=tmp_path / "x.sqlite")
     with SQLiteStore(options, plugin_manager=pm) as a, SQLiteStore(options, plugin_manager=pm) as b:
         assert plugin.calls == ["sqlite", "sqlite"]
@@ -144,14 +147,60 @@ def test_prepare_connection_hook_runs_on_every_connection(tmp_path: Path) -> Non
 def test_registers_as_the_sqlite_store(tmp_path: Path) -> None:
     registry = build_registry(plugin_manager(engram_sqlite))
     entry = registry.get("store", "sqlite")
-    assert entry.factory is SQLiteStore
     assert entry.options is SQLiteOptions
     assert entry.distribution == "engram-sqlite"
-    store = entry.factory(
-        SQLiteOptions(path=tmp_path / "r.sqlite"), plugin_manager=plugin_manager()
-    )
-    with store:
+    assert entry.plugin == "engram_sqlite.store"
+    with entry.build(SQLiteOptions(path=tmp_path / "r.sqlite")) as store:
+        assert isinstance(store, SQLiteStore)
         assert store.count() == 0
+
+
+def test_a_store_calls_the_hooks_of_the_manager_that_built_it(tmp_path: Path) -> None:
+    """Two managers side by side: each store sees only the plugins loaded with its own."""
+    plugin = ConnectionPlugin()
+    with_plugin = build_registry(plugin_manager(engram_sqlite, plugin)).get("store", "sqlite")
+    without = build_registry(plugin_manager(engram_sqlite)).get("store", "sqlite")
+    options = SQLiteOptions(path=tmp_path / "two.sqlite")
+    with without.build(options) as plain, with_plugin.build(options) as prepared:
+        assert plugin.calls == ["sqlite"]
+        assert shout(prepared) == ("A!",)
+        with pytest.raises(Exception, match="no such function: shout"):  # sqlite3 or sqlean
+            shout(plain)
+    # No manager given: no plugin hooks, and no global manager behind the store's back.
+    with SQLiteStore(options) as by_hand, pytest.raises(Exception, match="no such function"):
+        shout(by_hand)
+    assert plugin.calls == ["sqlite"]
+
+
+def shout(store: SQLiteStore) -> tuple[str]:
+    """The SQL function ConnectionPlugin adds, called on the store's connection."""
+    row: tuple[str] = store.connection.execute("SELECT shout('a')").fetchone()
+    return row
+
+
+def test_prepare_connection_is_declared_by_engram_sqlite_not_core(tmp_path: Path) -> None:
+    assert not hasattr(hookspecs, "prepare_connection")
+    loaded = get_plugin_manager()
+    assert loaded.hook.prepare_connection.spec is not None
+    assert loaded.hook.prepare_connection.spec.namespace is sqlite_hookspecs
+    core_only = get_plugin_manager(load_entry_points=False)
+    assert not hasattr(core_only.hook, "prepare_connection")
+    # A store opened with a manager that lacks the hook still opens.
+    with SQLiteStore(SQLiteOptions(path=tmp_path / "c.sqlite"), plugin_manager=core_only) as s:
+        assert s.count() == 0
+
+
+class MisnamedArgument:
+    @hookimpl
+    def prepare_connection(self, connection: Any) -> None:
+        raise AssertionError("never called")
+
+
+def test_an_implementation_registered_before_the_spec_is_still_checked() -> None:
+    """Hookspecs arrive when engram-sqlite registers; earlier implementations are checked then."""
+    pm = plugin_manager(MisnamedArgument())
+    with pytest.raises(pluggy.PluginValidationError, match="connection"):
+        pm.register(engram_sqlite)
 
 
 def test_entry_point_is_declared() -> None:

@@ -7,7 +7,7 @@ arguments than its spec, so hooks can grow without breaking plugins.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 import pluggy
 
@@ -19,8 +19,8 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def register_stores(register: Register) -> None:
-    """Register store factories: ``register("sqlite", SQLiteStore, options=SQLiteOptions)``."""
+def register_stores(register: Register, plugin_manager: pluggy.PluginManager) -> None:
+    """Register store factories; a store that calls hooks binds ``plugin_manager`` into its own."""
 
 
 @hookspec
@@ -38,6 +38,6 @@ def register_searchers(register: Register) -> None:
     """Register searcher factories (ranking strategies over a store and an embedder)."""
 
 
-@hookspec
-def prepare_connection(conn: Any, store: str) -> None:
-    """Called with every new SQLite connection a store opens (functions, pragmas, extensions)."""
+@hookspec(historic=True)
+def register_hookspecs(register: Callable[[object], None]) -> None:
+    """Declare a plugin's own hooks: ``register(module)`` adds the hookspecs marked in it."""

@@ -7,12 +7,12 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import re
 import sys
 from collections.abc import Callable
-from functools import cache
 from importlib import metadata
 from typing import Any
 
@@ -36,6 +36,8 @@ def get_plugin_manager(*, load_entry_points: bool = True) -> pluggy.PluginManage
     """A fresh plugin manager (tests build their own; nothing happens at import time)."""
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
+    # Historic: each plugin that declares hooks of its own adds them as it is registered.
+    pm.hook.register_hookspecs.call_historic(kwargs={"register": pm.add_hookspecs})
     for name in DEFAULT_PLUGINS:
         pm.register(importlib.import_module(name), name=name)
     if load_entry_points:
@@ -104,7 +106,8 @@ def build_registry(pm: pluggy.PluginManager) -> Registry:
     """Ask every plugin to register its parts; duplicates raise ``DuplicatePlugin``."""
     registry = Registry()
     hooks: dict[Kind, Any] = {
-        "store": pm.hook.register_stores,
+        # A store that calls hooks binds the manager that opens it, never a global one.
+        "store": functools.partial(pm.hook.register_stores, plugin_manager=pm),
         "embedder": pm.hook.register_embedders,
         "extractor": pm.hook.register_extractors,
         "searcher": pm.hook.register_searchers,
@@ -136,6 +139,8 @@ def _registrar(registry: Registry, kind: Kind) -> Callable[..., None]:
 
 def _origin(factory: Callable[..., Any]) -> tuple[str, str | None, str | None]:
     """(module, distribution, version) that a factory comes from."""
+    while isinstance(factory, functools.partial):  # a factory with the plugin manager bound
+        factory = factory.func
     module = getattr(factory, "__module__", None) or "unknown"
     top = module.split(".")[0]
     dist = _module_distributions().get(top)
@@ -147,7 +152,7 @@ def _origin(factory: Callable[..., Any]) -> tuple[str, str | None, str | None]:
         return module, dist, None
 
 
-@cache
+@functools.cache
 def _module_distributions() -> dict[str, str]:
     """Top-level module → distribution. Entry points name their module even for editable
     installs, where ``packages_distributions()`` knows only the .pth file."""

@@ -2,16 +2,36 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
+import pluggy
+
 from engram.hookspecs import hookimpl
 from engram.registry import Register
+from engram_sqlite import hookspecs
 from engram_sqlite.driver import DriverInfo, diagnose
 from engram_sqlite.options import SQLiteOptions
 from engram_sqlite.store import SQLiteStore
 
-__all__ = ["DriverInfo", "SQLiteOptions", "SQLiteStore", "diagnose", "register_stores"]
+__all__ = [
+    "DriverInfo",
+    "SQLiteOptions",
+    "SQLiteStore",
+    "diagnose",
+    "register_hookspecs",
+    "register_stores",
+]
 
 
 @hookimpl
-def register_stores(register: Register) -> None:
-    """Make the store available as ``[store] backend = "sqlite"``."""
-    register("sqlite", SQLiteStore, options=SQLiteOptions)
+def register_hookspecs(register: Callable[[object], None]) -> None:
+    """Declare ``prepare_connection`` (``engram_sqlite.hookspecs``) on the manager loading us."""
+    register(hookspecs)
+
+
+@hookimpl
+def register_stores(register: Register, plugin_manager: pluggy.PluginManager) -> None:
+    """Make the store available as ``[store] backend = "sqlite"``, calling this manager's hooks."""
+    factory = functools.partial(SQLiteStore, plugin_manager=plugin_manager)
+    register("sqlite", factory, options=SQLiteOptions)

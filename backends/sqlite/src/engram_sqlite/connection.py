@@ -28,7 +28,9 @@ class Database:
     """The store's connection. ``write()`` and ``read()`` are transactions; both hold a lock so
     one store object can be shared between threads."""
 
-    def __init__(self, options: SQLiteOptions, plugin_manager: pluggy.PluginManager) -> None:
+    def __init__(
+        self, options: SQLiteOptions, plugin_manager: pluggy.PluginManager | None = None
+    ) -> None:
         self.where = options.target()
         self._busy_ms = options.busy_timeout_ms
         if not options.in_memory:
@@ -54,7 +56,7 @@ class Database:
             with self._translate():
                 load_vec(self.conn)
                 self._configure(options)
-            plugin_manager.hook.prepare_connection(conn=self.conn, store="sqlite")
+            _prepare(plugin_manager, self.conn)
         except BaseException:
             self.conn.close()
             raise
@@ -166,3 +168,11 @@ def _make_parent(path: Path) -> None:
             f"cannot create the folder {path.parent} for the sqlite index ({exc}); "
             "choose another [store] path or fix the permissions"
         ) from exc
+
+
+def _prepare(plugin_manager: pluggy.PluginManager | None, conn: sqlite3.Connection) -> None:
+    """Call ``prepare_connection`` on the store's own manager: none when built without one, and
+    absent from a manager that neither loaded engram-sqlite nor holds an implementation."""
+    prepare = getattr(plugin_manager.hook, "prepare_connection", None) if plugin_manager else None
+    if prepare is not None:
+        prepare(conn=conn, store="sqlite")

@@ -9,7 +9,6 @@ always positive.
 
 from __future__ import annotations
 
-import functools
 import json
 import sqlite3
 import time
@@ -51,14 +50,6 @@ from engram_sqlite.vectors import prepare
 from engram_sqlite.writes import latest_by_id, metadata_for, write_chunks
 
 
-@functools.cache
-def default_plugin_manager() -> pluggy.PluginManager:
-    """Core's plugin manager, built once, for stores made by the registry (options only)."""
-    from engram.plugins import get_plugin_manager
-
-    return get_plugin_manager()
-
-
 class SQLiteStore:
     """Chunks, documents and the index identity in one SQLite file (WAL, one writer at a time)."""
 
@@ -73,8 +64,8 @@ class SQLiteStore:
         plugin_manager: pluggy.PluginManager | None = None,
     ) -> None:
         self.options = options if options is not None else SQLiteOptions()
-        pm = plugin_manager if plugin_manager is not None else default_plugin_manager()
-        self._db = Database(self.options, pm)
+        # The registry binds the manager it was built from; built by hand, no hooks unless given.
+        self._db = Database(self.options, plugin_manager)
         self._matrix = SideMatrix(self.options.vectors_path())
         try:
             with self._db.read() as conn:

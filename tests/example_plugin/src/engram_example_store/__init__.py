@@ -1,4 +1,5 @@
-"""An engram plugin in one file: a store named "example" and an extractor named "example-keywords".
+"""An engram plugin in one file: a store named "example", an extractor named "example-keywords",
+and a SQL function ``example_reverse(text)`` on every connection an engram-sqlite store opens.
 
 engram loads this module through the entry point in pyproject.toml and calls its hookimpls;
 each ``register(name, factory, options=Model)`` call makes a part selectable by name in config.
@@ -7,7 +8,7 @@ each ``register(name, factory, options=Model)`` call makes a part selectable by 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -64,3 +65,9 @@ def register_stores(register: Register) -> None:
 @hookimpl
 def register_extractors(register: Register) -> None:
     register("example-keywords", KeywordExtractor)
+
+
+@hookimpl(optionalhook=True)
+def prepare_connection(conn: Any) -> None:
+    """engram-sqlite's own hook; optional, so this plugin also loads where that is not installed."""
+    conn.create_function("example_reverse", 1, lambda s: None if s is None else s[::-1])
