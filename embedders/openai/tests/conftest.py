@@ -10,7 +10,7 @@ import pytest
 from pydantic import SecretStr
 
 from engram_openai import OpenAIEmbedder, OpenAIOptions
-from engram_openai.testing import FakeOpenAI
+from fake_apis import FakeOpenAI, OpenAIEmbeddings, StartApi
 
 MakeEmbedder = Callable[..., OpenAIEmbedder]
 
@@ -24,9 +24,8 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
+def fake(fake_api: StartApi) -> FakeOpenAI:
+    return fake_api(OpenAIEmbeddings())
 
 
 @pytest.fixture

@@ -17,7 +17,14 @@ from engram.plugins import build_registry, get_plugin_manager
 from engram.testing.data import cosine
 from engram.usage import UsageLedger, token_bound
 from engram_openai import OpenAIEmbedder, OpenAIOptions
-from engram_openai.testing import FakeOpenAI, Reply, count_tokens
+from fake_apis import (
+    FakeOpenAI,
+    OpenAIEmbeddings,
+    Reply,
+    StartApi,
+    count_tokens,
+    embedded_inputs,
+)
 
 MakeEmbedder = Callable[..., OpenAIEmbedder]
 
@@ -30,7 +37,7 @@ def ledger_total(path: Path) -> tuple[int, int, int]:
 
 def billed(fake: FakeOpenAI) -> int:
     """Tokens the server reported for the requests it answered normally."""
-    return sum(count_tokens(t) for t in fake.embedded_inputs())
+    return sum(count_tokens(t) for t in embedded_inputs(fake))
 
 
 # -- retries ----------------------------------------------------------------------------------
@@ -134,10 +141,11 @@ def test_a_server_that_stays_down_fails_after_the_retries_and_every_attempt_is_r
 
 
 def test_an_unreachable_server_is_a_connection_error(
-    tmp_path: Path, waits: list[float], ledger_path: Path
+    fake_api: StartApi, waits: list[float], ledger_path: Path
 ) -> None:
-    with FakeOpenAI() as server:
-        url = server.url  # a port that nothing listens on once the server is gone
+    server = fake_api(OpenAIEmbeddings())
+    url = server.url
+    server.stop()  # a port that nothing listens on once the server is gone
     embedder = OpenAIEmbedder(
         OpenAIOptions(
             api_key=SecretStr("sk-x"),
@@ -172,28 +180,28 @@ def test_more_texts_than_one_request_may_hold_are_split_in_order(
 
 
 def test_token_budget_holds_even_when_every_byte_is_a_token(
-    make: MakeEmbedder, waits: list[float], tmp_path: Path
+    fake_api: StartApi, waits: list[float], tmp_path: Path
 ) -> None:
     """The worst a byte-level tokenizer can do is one token per byte; engram's budget (UTF-8
     bytes) keeps every request and every text within the API's limits even then."""
-    with FakeOpenAI(token_counter=lambda t: len(t.encode("utf-8"))) as worst:
-        embedder = OpenAIEmbedder(
-            OpenAIOptions(
-                api_key=SecretStr(worst.api_key),
-                base_url=worst.url,
-                dimension=32,
-                ledger_path=tmp_path / "u.sqlite",
-            ),
-            sleep=waits.append,
-        )
-        texts = ["é" * 4000 + f" {i}" for i in range(100)] + ["word " * 20_000, "🚀" * 5000]
-        vectors = embedder.embed(texts)
-        embedder.close()
-        assert len(vectors) == len(texts)
-        assert set(worst.statuses()) == {200} and len(worst.requests) >= 3
-        for request in worst.requests:
-            sizes = [len(t.encode()) for t in request.body["input"]]
-            assert max(sizes) <= 8191 and sum(sizes) <= 300_000
+    worst = fake_api(OpenAIEmbeddings(token_counter=lambda t: len(t.encode("utf-8"))))
+    embedder = OpenAIEmbedder(
+        OpenAIOptions(
+            api_key=SecretStr(worst.api_key),
+            base_url=worst.url,
+            dimension=32,
+            ledger_path=tmp_path / "u.sqlite",
+        ),
+        sleep=waits.append,
+    )
+    texts = ["é" * 4000 + f" {i}" for i in range(100)] + ["word " * 20_000, "🚀" * 5000]
+    vectors = embedder.embed(texts)
+    embedder.close()
+    assert len(vectors) == len(texts)
+    assert set(worst.statuses()) == {200} and len(worst.requests) >= 3
+    for request in worst.requests:
+        sizes = [len(t.encode()) for t in request.body["input"]]
+        assert max(sizes) <= 8191 and sum(sizes) <= 300_000
 
 
 def test_the_fake_refuses_what_the_api_refuses(fake: FakeOpenAI) -> None:
@@ -257,22 +265,24 @@ def test_requests_follow_the_wire_format(fake: FakeOpenAI, make: MakeEmbedder) -
     assert "authorization" not in first.headers
 
 
-def test_float_answers_and_shuffled_indexes_are_read(make: MakeEmbedder, tmp_path: Path) -> None:
+def test_float_answers_and_shuffled_indexes_are_read(fake_api: StartApi, tmp_path: Path) -> None:
     """A compatible server may ignore base64 and list the data in another order."""
-    with FakeOpenAI(base64_answers=False, reverse_data=True) as plain, FakeOpenAI() as usual:
-        texts = ["one", "two", "three"]
-        got = []
-        for server in (plain, usual):
-            embedder = OpenAIEmbedder(
-                OpenAIOptions(
-                    api_key=SecretStr(server.api_key),
-                    base_url=server.url,
-                    dimension=32,
-                    ledger_path=tmp_path / "u.sqlite",
-                )
+    plain = fake_api(OpenAIEmbeddings(base64_answers=False, reverse_data=True))
+    usual = fake_api(OpenAIEmbeddings())
+    texts = ["one", "two", "three"]
+    got = []
+    for server in (plain, usual):
+        embedder = OpenAIEmbedder(
+            OpenAIOptions(
+                api_key=SecretStr(server.api_key),
+                base_url=server.url,
+                dimension=32,
+                ledger_path=tmp_path / "u.sqlite",
             )
-            got.append(embedder.embed(texts))
-            embedder.close()
+        )
+        got.append(embedder.embed(texts))
+        embedder.close()
+    assert plain.requests[0].body["encoding_format"] == "base64"  # asked for, and ignored
     for a, b in zip(*got, strict=True):
         assert cosine(a, b) > 0.9999
 
@@ -298,10 +308,13 @@ def test_a_wrong_dimension_from_the_server_is_a_clear_error(
 
 
 def test_a_missing_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Built without a key (its identity needs none), it says which variable to set on use.
+    embedder = OpenAIEmbedder(OpenAIOptions())
+    assert (embedder.model, embedder.dimension) == ("text-embedding-3-small", 1536)
     with pytest.raises(MissingKeyError, match="OPENAI_API_KEY"):
-        OpenAIEmbedder(OpenAIOptions())
+        embedder.embed(["x"])
     with pytest.raises(MissingKeyError, match="AZURE_OPENAI_API_KEY"):
-        OpenAIEmbedder(OpenAIOptions(api_key_env="AZURE_OPENAI_API_KEY"))
+        OpenAIEmbedder(OpenAIOptions(api_key_env="AZURE_OPENAI_API_KEY")).embed(["x"])
 
 
 def test_the_key_comes_from_the_environment(

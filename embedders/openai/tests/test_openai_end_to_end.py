@@ -12,7 +12,7 @@ import pytest
 from engram.config import load_config
 from engram.memory import Memory
 from engram.usage import UsageLedger
-from engram_openai.testing import FakeOpenAI
+from fake_apis import FakeOpenAI, embedded_inputs
 
 OpenMemory = Callable[..., Memory]
 
@@ -72,7 +72,7 @@ def test_api_down_leaves_files_pending_and_the_next_run_embeds_only_what_is_miss
     memory = open_memory()
     first = memory.index([vault])
     assert first.new == 2 and first.pending_embeddings == 0
-    embedded_before = set(fake.embedded_inputs())
+    embedded_before = set(embedded_inputs(fake))
     assert embedded_before == chunk_texts(memory)
 
     (vault / "db.md").write_text(

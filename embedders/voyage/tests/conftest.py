@@ -10,7 +10,7 @@ import pytest
 from pydantic import SecretStr
 
 from engram_voyage import VoyageEmbedder, VoyageOptions
-from engram_voyage.testing import FakeVoyage
+from fake_apis import FakeVoyage, StartApi, VoyageEmbeddings
 
 MakeEmbedder = Callable[..., VoyageEmbedder]
 
@@ -24,9 +24,8 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeVoyage]:
-    with FakeVoyage() as server:
-        yield server
+def fake(fake_api: StartApi) -> FakeVoyage:
+    return fake_api(VoyageEmbeddings())
 
 
 @pytest.fixture

@@ -17,7 +17,14 @@ from engram.plugins import build_registry, get_plugin_manager
 from engram.testing.data import cosine
 from engram.usage import UsageLedger
 from engram_voyage import VoyageEmbedder, VoyageOptions
-from engram_voyage.testing import FakeVoyage, Reply, count_tokens
+from fake_apis import (
+    FakeVoyage,
+    Reply,
+    StartApi,
+    VoyageEmbeddings,
+    count_tokens,
+    embedded_inputs,
+)
 
 MakeEmbedder = Callable[..., VoyageEmbedder]
 
@@ -60,7 +67,7 @@ def test_429_with_retry_after_is_retried_after_the_wait_the_server_asked_for(
     fake.enqueue(Reply(429, {"Retry-After": "3"}))
     assert len(make().embed(["retry me"])) == 1
     assert fake.statuses() == [429, 200] and waits == [3.0]
-    billed = sum(count_tokens(t) for t in fake.embedded_inputs())
+    billed = sum(count_tokens(t) for t in embedded_inputs(fake))
     assert ledger_total(ledger_path) == (2, 1, billed)
 
 
@@ -119,25 +126,25 @@ def test_more_texts_than_one_request_may_hold_are_split_in_order(
 
 
 def test_token_budget_per_request_holds_even_when_every_byte_is_a_token(
-    waits: list[float], tmp_path: Path
+    fake_api: StartApi, waits: list[float], tmp_path: Path
 ) -> None:
-    with FakeVoyage(token_counter=lambda t: len(t.encode("utf-8"))) as worst:
-        embedder = VoyageEmbedder(
-            VoyageOptions(
-                api_key=SecretStr(worst.api_key),
-                base_url=worst.url,
-                model="voyage-3-large",
-                dimension=256,
-                ledger_path=tmp_path / "u.sqlite",
-            ),
-            sleep=waits.append,
-        )
-        texts = ["é" * 4000 + f" {i}" for i in range(40)] + ["word " * 20_000]
-        assert len(embedder.embed(texts)) == len(texts)
-        embedder.close()
-        assert set(worst.statuses()) == {200} and len(worst.requests) >= 3
-        for request in worst.requests:
-            assert sum(len(t.encode()) for t in request.body["input"]) <= 120_000
+    worst = fake_api(VoyageEmbeddings(token_counter=lambda t: len(t.encode("utf-8"))))
+    embedder = VoyageEmbedder(
+        VoyageOptions(
+            api_key=SecretStr(worst.api_key),
+            base_url=worst.url,
+            model="voyage-3-large",
+            dimension=256,
+            ledger_path=tmp_path / "u.sqlite",
+        ),
+        sleep=waits.append,
+    )
+    texts = ["é" * 4000 + f" {i}" for i in range(40)] + ["word " * 20_000]
+    assert len(embedder.embed(texts)) == len(texts)
+    embedder.close()
+    assert set(worst.statuses()) == {200} and len(worst.requests) >= 3
+    for request in worst.requests:
+        assert sum(len(t.encode()) for t in request.body["input"]) <= 120_000
 
 
 def test_the_fake_refuses_what_the_api_refuses(fake: FakeVoyage) -> None:
@@ -153,8 +160,10 @@ def test_the_fake_refuses_what_the_api_refuses(fake: FakeVoyage) -> None:
 
 
 def test_a_missing_key_names_the_variable() -> None:
+    # Built without a key (its identity needs none), it says which variable to set on use.
+    embedder = VoyageEmbedder(VoyageOptions())
     with pytest.raises(MissingKeyError, match="VOYAGE_API_KEY"):
-        VoyageEmbedder(VoyageOptions())
+        embedder.embed(["x"])
 
 
 @pytest.mark.parametrize(

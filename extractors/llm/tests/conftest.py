@@ -3,30 +3,28 @@ from options the way engram's config builds them, with waits recorded instead of
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_chat import FakeChat, Reply
+from fake_model import KEY, Build, answer
 
 from engram_llm import LLMExtractor, LLMOptions
-
-KEY = "sk-fake-chat-key-0000"
-Build = Callable[..., LLMExtractor]
+from fake_apis import ChatCompletions, FakeChat, StartApi
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeChat]:
-    with FakeChat(KEY) as server:
-        yield server
+def fake(fake_api: StartApi) -> FakeChat:
+    return fake_api(ChatCompletions(answer, KEY))
 
 
 @pytest.fixture
-def down() -> Iterator[FakeChat]:
+def down(fake_api: StartApi) -> FakeChat:
     """A provider that answers every request with HTTP 503."""
-    with FakeChat(KEY, always=Reply(503)) as server:
-        yield server
+    server = fake_api(ChatCompletions(answer, KEY))
+    server.down(503)
+    return server
 
 
 @pytest.fixture

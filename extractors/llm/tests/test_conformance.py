@@ -5,10 +5,11 @@ server, with a first provider that always fails, so every suite test goes throug
 from __future__ import annotations
 
 import pytest
-from fake_chat import Build, FakeChat
+from fake_model import Build
 
 from engram.testing import ExtractorSuite
 from engram_llm import LLMExtractor
+from fake_apis import FakeChat
 
 
 class TestLLMExtractor(ExtractorSuite):

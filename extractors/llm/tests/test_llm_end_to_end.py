@@ -9,9 +9,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from fake_chat import KEY, FakeChat, Reply
+from fake_model import KEY
 
 from engram.memory_files import memory_files, render
+from fake_apis import FakeChat, Reply
 from support import cli, cli_json
 
 

@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 
 import pytest
-from fake_chat import KEY, Build, FakeChat, Reply
+from fake_model import KEY, Build
 
 from engram.models import ExtractedMemory, KnownMemory, Message
 from engram.plugins import build_registry, get_plugin_manager
@@ -16,6 +16,7 @@ from engram.usage import UsageLedger
 from engram_llm import LLMExtractor, LLMOptions
 from engram_llm.chat import parse_json
 from engram_llm.prompts import TYPES
+from fake_apis import FakeChat, Reply, prompts
 
 CHAT = [
     Message(role="user", content="I prefer tabs over spaces in Go code."),
@@ -129,7 +130,7 @@ def test_private_spans_never_reach_a_request(build: Build, fake: FakeChat) -> No
         ],
         "summary",
     )
-    assert fake.requests and all(secret not in p for p in fake.prompts())
+    assert fake.requests and all(secret not in p for p in prompts(fake.requests))
 
 
 def test_summary_mode_keeps_exactly_one_session_summary(build: Build, fake: FakeChat) -> None:
