@@ -7,7 +7,8 @@
   candidates exactly (float64 cosine of the stored vectors) and keeps the best ``k``. A filter is
   pushed down as a ``where`` when Chroma can express it exactly; otherwise the exact set of
   matching ids is computed first and the search runs over those ids only, so a filtered top-k is
-  never a post-filtered truncated list.
+  never a post-filtered truncated list. The reads are ``reads.py``; rows and batches for writes,
+  ``writes.py``.
 - Keyword search is BM25 over a keyword index kept in step with the collection (``keyword.py``,
   ``sync.py``); a filter is applied to its ranking in pages, exactly.
 """
@@ -24,15 +25,14 @@ from types import TracebackType
 from typing import Any, ClassVar, TypeVar, cast
 
 import numpy as np
-from chromadb.api.models.Collection import Collection
-from chromadb.api.types import GetResult, Include, QueryResult, Where
+from chromadb.api.types import Where
 from chromadb.errors import NotFoundError
 
 from engram.errors import DimensionMismatch, IdentityMismatch, StoreError
-from engram.filters import Filter, matches
+from engram.filters import Filter
 from engram.models import Chunk, Document, Hit, IndexIdentity
 from engram.protocols import StoreCapability
-from engram_chroma import changelog, records, sync, vectors
+from engram_chroma import changelog, reads, records, sync, vectors, writes
 from engram_chroma.changelog import batched
 from engram_chroma.connection import (
     Collections,
@@ -43,16 +43,9 @@ from engram_chroma.connection import (
 )
 from engram_chroma.keyword import KeywordIndex, match_expression
 from engram_chroma.options import ChromaOptions
-from engram_chroma.where import Pushdown, restrict, translate
+from engram_chroma.where import translate
 
 T = TypeVar("T")
-FULL: Include = cast(Include, ["documents", "metadatas", "embeddings"])
-METADATA: Include = cast(Include, ["metadatas"])
-NOTHING: Include = cast(Include, [])
-WRITE_BATCH = 1000  # records per Chroma write (its limit is 5461)
-WRITE_CHARS = 8_000_000  # text per Chroma write, well under a server's 40 MiB request limit
-HAS_VECTOR: Where = {records.VECTOR_KEY: True}
-CANDIDATE_MARGIN = 10  # HNSW candidates asked for beyond k, re-scored exactly
 
 
 class ChromaStore:
@@ -154,7 +147,7 @@ class ChromaStore:
         return self._known_identity
 
     def _fetch(self, action: str, ids: Sequence[str]) -> dict[str, Chunk]:
-        return self._call(action, lambda cols: _fetch(cols.chunks, ids))
+        return self._call(action, lambda cols: reads.fetch(cols.chunks, ids))
 
     # -- identity -----------------------------------------------------------------------------
 
@@ -212,19 +205,19 @@ class ChromaStore:
 
         def run(cols: Collections) -> None:
             identity = self._identity(cols)
-            rows = [_encode(c, identity) for c in latest]  # every check before any write
-            for part in _write_batches(rows):
+            rows = [writes.encode(c, identity) for c in latest]  # every check before any write
+            for part in writes.batches(rows):
                 self._write(cols, part)
 
         self._call("writing chunks", run)
 
-    def _write(self, cols: Collections, rows: list[Row]) -> None:
+    def _write(self, cols: Collections, rows: list[writes.Row]) -> None:
         """One Chroma upsert, announced in the change log and applied to the keyword index."""
         stamp = changelog.new_stamp()
         ids = [r[0] for r in rows]
         for row in rows:
             row[3][records.STAMP_KEY] = stamp
-        _forget_old_keys(cols.chunks, rows)
+        writes.forget_old_keys(cols.chunks, rows)
         changelog.announce(cols.log, stamp, "upsert", ids)
         cols.chunks.upsert(
             ids=ids,
@@ -236,7 +229,7 @@ class ChromaStore:
 
     def _delete(self, cols: Collections, ids: Sequence[str]) -> None:
         """Delete chunks, a batch at a time, each announced and applied to the keyword index."""
-        for part in batched(list(ids), WRITE_BATCH):
+        for part in batched(list(ids), writes.WRITE_BATCH):
             stamp = changelog.new_stamp()
             changelog.announce(cols.log, stamp, "delete", part)
             cols.chunks.delete(ids=list(part))
@@ -252,7 +245,9 @@ class ChromaStore:
     def delete(self, ids: Sequence[str]) -> None:
         unique = sorted({i for i in ids if isinstance(i, str) and i})
         if unique:
-            self._call("deleting chunks", lambda cols: self._delete(cols, _existing(cols, unique)))
+            self._call(
+                "deleting chunks", lambda cols: self._delete(cols, reads.existing(cols, unique))
+            )
 
     def delete_documents(self, document_ids: Sequence[str]) -> None:
         docs = sorted({d for d in document_ids if isinstance(d, str) and d})
@@ -263,7 +258,7 @@ class ChromaStore:
             victims: list[str] = []
             for part in batched(docs, 100):
                 where = cast(Where, {records.DOCUMENT_KEY: {"$in": list(part)}})
-                victims += cols.chunks.get(where=where, include=NOTHING)["ids"]
+                victims += cols.chunks.get(where=where, include=reads.NOTHING)["ids"]
             self._delete(cols, sorted(set(victims)))
             # Chunks first, records last: a crash in between leaves a record whose document is
             # deleted again by the next sync, never chunks nobody knows about.
@@ -276,7 +271,7 @@ class ChromaStore:
         pushdown = translate(filter)
         self._call(
             "deleting chunks by filter",
-            lambda cols: self._delete(cols, _matching_ids(cols, filter, pushdown)),
+            lambda cols: self._delete(cols, reads.matching_ids(cols, filter, pushdown)),
         )
 
     def count(self, filter: Filter | None = None) -> int:
@@ -284,7 +279,7 @@ class ChromaStore:
             return self._call("counting chunks", lambda cols: cols.chunks.count())
         pushdown = translate(filter)
         return self._call(
-            "counting chunks", lambda cols: len(_matching_ids(cols, filter, pushdown))
+            "counting chunks", lambda cols: len(reads.matching_ids(cols, filter, pushdown))
         )
 
     def iter_chunks(self, batch_size: int = 500) -> Iterator[list[Chunk]]:
@@ -292,7 +287,7 @@ class ChromaStore:
         start; chunks deleted meanwhile are left out."""
         if batch_size < 1:
             raise StoreError(f"batch_size must be at least 1 (got {batch_size})")
-        every = sorted(self._call("listing chunks", _all_ids))
+        every = sorted(self._call("listing chunks", reads.all_ids))
         return self._iter(every, batch_size)
 
     def _iter(self, every: list[str], batch_size: int) -> Iterator[list[Chunk]]:
@@ -317,7 +312,7 @@ class ChromaStore:
         def run(cols: Collections) -> dict[str, Document]:
             # The meta collection holds document records and the identity: reading it whole is
             # quicker than asking Chroma to filter it.
-            got = cols.meta.get(include=METADATA)
+            got = cols.meta.get(include=reads.METADATA)
             docs = [
                 records.to_document(m)
                 for m in got["metadatas"] or []
@@ -350,9 +345,9 @@ class ChromaStore:
             if k == 0 or pushdown.nothing:
                 return []
             if pushdown.exact:
-                return _nearest(cols.chunks, query, k, pushdown.where, None)
-            allowed = _matching_ids(cols, filter, pushdown, with_vector=True)
-            return _nearest(cols.chunks, query, k, None, allowed) if allowed else []
+                return reads.nearest(cols.chunks, query, k, pushdown.where, None)
+            allowed = reads.matching_ids(cols, filter, pushdown, with_vector=True)
+            return reads.nearest(cols.chunks, query, k, None, allowed) if allowed else []
 
         return self._call("searching vectors", run)
 
@@ -367,7 +362,7 @@ class ChromaStore:
             self._call("updating the keyword index", lambda cols: sync.refresh(self._index, cols))
             ranked: list[tuple[str, float]] = []
             offset = 0
-            page = k + CANDIDATE_MARGIN if pushdown.everything else max(10 * k, 100)
+            page = k + reads.CANDIDATE_MARGIN if pushdown.everything else max(10 * k, 100)
             while len(ranked) < k:
                 candidates = self._index.search(expression, page, offset)
                 if not candidates:
@@ -375,7 +370,7 @@ class ChromaStore:
                 offset += len(candidates)
                 ids = [i for i, _ in candidates]
                 kept = self._call(
-                    "filtering keyword hits", functools.partial(_keep, ids=ids, flt=filter)
+                    "filtering keyword hits", functools.partial(reads.keep, ids=ids, flt=filter)
                 )
                 ranked += [(i, score) for i, score in candidates if i in kept]
                 page *= 4
@@ -397,11 +392,11 @@ class ChromaStore:
             sync.reset(self._index, self._cols)
 
 
-# -- helpers (module level: each takes the collections it works on) -------------------------------
+# -- helpers ------------------------------------------------------------------------------------
 
 
 def _read_identity(cols: Collections) -> IndexIdentity | None:
-    got = cols.meta.get(ids=[records.IDENTITY_ID], include=METADATA)
+    got = cols.meta.get(ids=[records.IDENTITY_ID], include=reads.METADATA)
     metas = got["metadatas"] or []
     return records.to_identity(metas[0] if metas else None)
 
@@ -416,200 +411,6 @@ def _check_same(current: IndexIdentity, wanted: IndexIdentity) -> None:
         f"switch back to embedder {current.embedder}/{current.model} with chunker "
         f"{current.chunker}, or point [store] collection at another name"
     )
-
-
-Row = tuple[str, list[float], str, dict[str, Any]]
-
-
-def _encode(chunk: Chunk, identity: IndexIdentity | None) -> Row:
-    """A chunk as (id, embedding, document, metadata), checked against the identity."""
-    if identity is None:
-        raise StoreError(
-            f"chunk {chunk.id!r} cannot be stored before the store has an index identity: call "
-            f"set_identity(IndexIdentity(...)) first (Chroma needs the vector dimension even for "
-            f"chunks without a vector)"
-        )
-    length: float | None = None
-    if chunk.vector is None:
-        embedding = vectors.placeholder(chunk.id, identity.dimension)
-    else:
-        checked = vectors.check(chunk.vector, identity, f"chunk {chunk.id!r}")
-        embedding, length = vectors.split(checked)
-    metadata = records.chunk_metadata(
-        chunk.metadata,
-        owner=f"chunk {chunk.id!r}",
-        document_id=chunk.document_id,
-        document_hash=chunk.document_hash,
-        has_vector=chunk.vector is not None,
-    )
-    if length is not None:
-        metadata[records.NORM_KEY] = length
-    return chunk.id, embedding, chunk.text, metadata
-
-
-def _forget_old_keys(chunks: Collection, rows: list[Row]) -> None:
-    """Chroma merges the metadata of an existing record with the new one, so every key the old
-    version had and the new one lacks is set to None (which deletes it)."""
-    for part in batched([r[0] for r in rows], changelog.PAGE):
-        got = chunks.get(ids=list(part), include=METADATA)
-        old = {i: set(m or {}) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)}
-        for row in rows:
-            for key in old.get(row[0], set()) - set(row[3]):
-                row[3][key] = None
-
-
-def _write_batches(rows: list[Row]) -> Iterator[list[Row]]:
-    part: list[Row] = []
-    chars = 0
-    for row in rows:
-        if part and (len(part) >= WRITE_BATCH or chars + len(row[2]) > WRITE_CHARS):
-            yield part
-            part, chars = [], 0
-        part.append(row)
-        chars += len(row[2])
-    if part:
-        yield part
-
-
-def _existing(cols: Collections, ids: list[str]) -> list[str]:
-    out: list[str] = []
-    for part in batched(ids, changelog.PAGE):
-        out += cols.chunks.get(ids=list(part), include=NOTHING)["ids"]
-    return out
-
-
-def _all_ids(cols: Collections) -> list[str]:
-    return list(cols.chunks.get(include=NOTHING)["ids"])
-
-
-def _matching_ids(
-    cols: Collections, flt: Filter | None, pushdown: Pushdown, *, with_vector: bool = False
-) -> list[str]:
-    """The ids of exactly the chunks ``flt`` matches (``with_vector``: that have a vector)."""
-    if pushdown.nothing:
-        return []
-    if pushdown.exact:
-        where = _with_vector(pushdown.where) if with_vector else pushdown.where
-        return list(cols.chunks.get(where=where, include=NOTHING)["ids"])
-    got = cols.chunks.get(where=pushdown.where, include=METADATA)
-    metas = got["metadatas"] or []
-    return [
-        i
-        for i, m in zip(got["ids"], metas, strict=True)
-        if matches(flt, records.from_json(m))
-        and (not with_vector or bool((m or {}).get(records.VECTOR_KEY)))
-    ]
-
-
-def _keep(cols: Collections, ids: list[str], flt: Filter | None) -> set[str]:
-    """Those of ``ids`` that exist and that ``flt`` matches, checked on their metadata here:
-    Chroma answers ``get(ids=..., where=...)`` far slower than it hands over the metadata."""
-    if flt is None:
-        return set(cols.chunks.get(ids=ids, include=NOTHING)["ids"])
-    got = cols.chunks.get(ids=ids, include=METADATA)
-    metas = got["metadatas"] or []
-    return {i for i, m in zip(got["ids"], metas, strict=True) if matches(flt, records.from_json(m))}
-
-
-def _fetch(chunks: Collection, ids: Sequence[str]) -> dict[str, Chunk]:
-    """The chunks among ``ids``, by id."""
-    out: dict[str, Chunk] = {}
-    for part in batched(sorted(set(ids)), changelog.PAGE):
-        got = chunks.get(ids=list(part), include=FULL)
-        out.update((c.id, c) for c in _chunks(got))
-    return out
-
-
-def _chunks(got: GetResult) -> Iterator[Chunk]:
-    documents = got["documents"] or []
-    metadatas = got["metadatas"] or []
-    embeddings = got["embeddings"] if got["embeddings"] is not None else []
-    for chunk_id, text, meta, embedding in zip(
-        got["ids"], documents, metadatas, embeddings, strict=True
-    ):
-        yield _decode(chunk_id, text, meta, embedding)
-
-
-def _decode(chunk_id: str, text: str | None, meta: Any, embedding: Any) -> Chunk:
-    meta = meta or {}
-    has_vector = bool(meta.get(records.VECTOR_KEY))
-    return Chunk(
-        id=chunk_id,
-        document_id=str(meta.get(records.DOCUMENT_KEY, "")) or chunk_id,
-        document_hash=str(meta.get(records.HASH_KEY, "")),
-        text=text or "",
-        vector=vectors.join(embedding, float(meta.get(records.NORM_KEY, 1.0)))
-        if has_vector
-        else None,
-        metadata=records.from_json(meta),
-    )
-
-
-def _nearest(
-    chunks: Collection,
-    query: vectors.Array,
-    k: int,
-    where: Where | None,
-    ids: list[str] | None,
-) -> list[Hit]:
-    """Chroma's HNSW candidates (``k`` and a margin) re-scored exactly; the best ``k``.
-
-    ``ids`` (chunks with vectors only) and ``where`` are never sent together: Chroma 1.5 answers
-    that combination orders of magnitude slower than either alone.
-    """
-    unit = vectors.unit(query)
-    wanted = k + CANDIDATE_MARGIN
-    probe = _with_vector(where) if where is not None else None
-    found = _Candidates(
-        chunks.query(
-            query_embeddings=unit.astype(np.float32).reshape(1, -1),
-            n_results=wanted,
-            where=probe,
-            ids=ids,
-            include=FULL,
-        )
-    )
-    if probe is None and ids is None and not all(found.has_vector):
-        # Stand-ins of vector-less chunks came back: ask again for real vectors only.
-        found = _Candidates(
-            chunks.query(
-                query_embeddings=unit.astype(np.float32).reshape(1, -1),
-                n_results=wanted,
-                where=HAS_VECTOR,
-                ids=ids,
-                include=FULL,
-            )
-        )
-    if not found.ids:
-        return []
-    scores = vectors.cosine(query, found.embeddings)  # Chroma returns the unit directions
-    order = sorted(range(len(found.ids)), key=lambda i: (-float(scores[i]), found.ids[i]))[:k]
-    return [
-        Hit(chunk=found.chunk(i), score=float(scores[i]), vector_score=float(scores[i]))
-        for i in order
-    ]
-
-
-class _Candidates:
-    """One Chroma query's results, kept as arrays; chunks are built only for the hits kept."""
-
-    def __init__(self, got: QueryResult) -> None:
-        self.ids: list[str] = list(got["ids"][0])
-        self.documents = (got["documents"] or [[]])[0]
-        self.metadatas = (got["metadatas"] or [[]])[0]
-        raw = got["embeddings"][0] if got["embeddings"] is not None else []
-        self.embeddings = np.asarray(raw, dtype=np.float64)
-        if not self.ids:
-            self.embeddings = self.embeddings.reshape(0, 0)
-        self.has_vector = [bool((m or {}).get(records.VECTOR_KEY)) for m in self.metadatas]
-
-    def chunk(self, i: int) -> Chunk:
-        return _decode(self.ids[i], self.documents[i], self.metadatas[i], self.embeddings[i])
-
-
-def _with_vector(where: Where | None) -> Where:
-    """``where`` AND "has a real vector"."""
-    return restrict(Pushdown(where, exact=True), HAS_VECTOR)
 
 
 def _check_k(k: int) -> None:

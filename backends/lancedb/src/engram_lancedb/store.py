@@ -6,6 +6,7 @@
 - Keyword search is LanceDB's native BM25 full-text index over pre-tokenized terms.
 - Upserts are one ``merge_insert`` on ``id`` per call: all or nothing.
 - Filters become where-clauses over typed filter columns (see ``filters.py``).
+- The searches themselves (vector, zero-similarity rows, BM25) are in ``queries.py``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from typing import Any, ClassVar
 
 import pyarrow as pa  # type: ignore[import-untyped]
 from lancedb.expr import col
-from lancedb.query import FullTextOperator, MatchQuery
 from lancedb.table import LanceTable
 
 from engram.errors import DimensionMismatch, IdentityMismatch, StoreError
@@ -34,13 +34,12 @@ from engram_lancedb.keyword import fts_config, query_terms
 from engram_lancedb.meta import check_format, read_meta, write_meta
 from engram_lancedb.optimize import OptimizeReport, optimize_store, table_stats
 from engram_lancedb.options import LanceDBOptions
+from engram_lancedb.queries import keyword_hits, nearest, read_columns, zero_hits
 from engram_lancedb.records import (
     CHUNKS,
     DOCUMENTS,
     FORMAT,
     META,
-    READ_COLUMNS,
-    VECTOR_COLUMNS,
     chunk_rows,
     chunk_schema,
     dimension_of,
@@ -197,7 +196,7 @@ class LanceDBStore:
                     rows = (
                         table.search()
                         .where(col("id").isin(part))
-                        .select(_read_columns(table))
+                        .select(read_columns(table))
                         .to_arrow()
                     )
                 found.update((c.id, c) for c in to_chunks(rows))
@@ -242,7 +241,7 @@ class LanceDBStore:
             if table is None:
                 return iter(())
             with self._db.guard("read chunks"):
-                reader = table.search().select(_read_columns(table)).to_batches(batch_size)
+                reader = table.search().select(read_columns(table)).to_batches(batch_size)
         return self._batches(reader, batch_size)
 
     def _batches(self, reader: Any, batch_size: int) -> Iterator[list[Chunk]]:
@@ -303,43 +302,14 @@ class LanceDBStore:
             if k == 0 or table is None or dimension_of(table.schema) is None:
                 return []
             if query is None:  # a zero query is equally (un)like every vector
-                scored = self._zero_hits(table, "state != 0", where, k)
+                scored = zero_hits(self._db, table, "state != 0", where, k)
             else:
-                scored = self._nearest(table, query.tolist(), where, k, exact)
+                scored = nearest(self._db, table, query.tolist(), where, k, exact, self.options)
                 if len(scored) < k or min(hit.score for hit in scored) <= 0.0:
                     # zero vectors score 0: they only matter when they would make the top k
-                    scored += self._zero_hits(table, "state = 2", where, k)
+                    scored += zero_hits(self._db, table, "state = 2", where, k)
         scored.sort(key=lambda hit: (-hit.score, hit.chunk.id))
         return scored[:k]
-
-    def _nearest(
-        self, table: LanceTable, query: list[float], where: str | None, k: int, exact: bool
-    ) -> list[Hit]:
-        o = self.options
-        search = table.search(query, query_type="vector", vector_column_name="vector")
-        search = search.distance_type("cosine").ef(max(o.ann_ef, k))
-        # at least ann_nprobes partitions; more (up to all) when a filter leaves too few hits
-        search = search.minimum_nprobes(o.ann_nprobes).maximum_nprobes(0)
-        search = search.refine_factor(o.ann_refine_factor)
-        if exact:
-            search = search.bypass_vector_index()
-        if where is not None:
-            search = search.where(where, prefilter=True)
-        with self._db.guard("search vectors"):
-            rows = search.limit(k).select([*_read_columns(table), "_distance"]).to_arrow()
-        distances = rows.column("_distance").to_pylist()
-        return [
-            _hit(chunk, min(1.0, max(-1.0, 1.0 - float(d))), vector=True)
-            for chunk, d in zip(to_chunks(rows), distances, strict=True)
-        ]
-
-    def _zero_hits(self, table: LanceTable, state: str, where: str | None, k: int) -> list[Hit]:
-        """Up to k chunks whose similarity is 0 by definition (zero vectors, or every vector
-        for a zero query)."""
-        clause = state if where is None else f"{state} AND ({where})"
-        with self._db.guard("search vectors"):
-            rows = table.search().where(clause).limit(k).select(_read_columns(table)).to_arrow()
-        return [_hit(chunk, 0.0, vector=True) for chunk in to_chunks(rows)]
 
     def keyword_search(self, query: str, k: int, filter: Filter | None = None) -> list[Hit]:
         """BM25 over the chunk text: any of the query's words matches (OR), more is better."""
@@ -353,26 +323,7 @@ class LanceDBStore:
             if table is None:
                 return []
             self._ensure_keyword_index(table)
-            match = MatchQuery(
-                " ".join(terms),
-                "terms",
-                boost=1.0,
-                fuzziness=0,
-                max_expansions=50,
-                operator=FullTextOperator.OR,
-                prefix_length=0,
-                document_granularity=None,
-            )
-            search = table.search(match, query_type="fts")
-            if where is not None:
-                search = search.where(where, prefilter=True)
-            with self._db.guard("search keywords"):
-                rows = search.limit(k).select([*_read_columns(table), "_score"]).to_arrow()
-        scores = rows.column("_score").to_pylist()
-        hits = [
-            _hit(chunk, float(s), vector=False)
-            for chunk, s in zip(to_chunks(rows), scores, strict=True)
-        ]
+            hits = keyword_hits(self._db, table, terms, where, k)
         hits.sort(key=lambda hit: (-hit.score, hit.chunk.id))
         return hits
 
@@ -473,11 +424,6 @@ class LanceDBStore:
                 table.add(keep)
 
 
-def _read_columns(table: LanceTable) -> list[str]:
-    names = table.schema.names
-    return READ_COLUMNS + [c for c in VECTOR_COLUMNS if c in names]
-
-
 def _encode(chunk: Chunk, identity: IndexIdentity | None) -> Encoded | None:
     if chunk.vector is None:
         return None
@@ -488,12 +434,6 @@ def _encode(chunk: Chunk, identity: IndexIdentity | None) -> Encoded | None:
             "for keyword-only chunks)"
         )
     return encode(chunk.vector, identity, f"the vector of chunk {chunk.id!r}")
-
-
-def _hit(chunk: Chunk, score: float, *, vector: bool) -> Hit:
-    if vector:
-        return Hit(chunk=chunk, score=score, vector_score=score)
-    return Hit(chunk=chunk, score=score, keyword_score=score)
 
 
 def _check_k(k: int) -> None:
