@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from engram.cli.common import console, err_console, open_memory
+from engram.cli.common import console, err_console, open_memory, print_labelled
 from engram.errors import ConfigError
 from engram.ingest.report import IndexReport
 
@@ -79,10 +79,10 @@ def watch_command(
 
     def show(event: WatchEvent) -> None:
         if event.error:
-            err_console.print(f"[red]{event.source}:[/] {event.error}", highlight=False)
+            print_labelled(f"{event.source}:", event.error, style="red")
         elif event.report is not None:
             for warning in event.report.warnings:
-                err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+                print_labelled("warning:", warning)
             console.print(f"{event.source}: {event.report.summary()}", highlight=False)
 
     with open_memory(ctx) as memory:
@@ -129,7 +129,7 @@ def _print(report: IndexReport, as_json: bool) -> None:
         console.print_json(json.dumps(report.model_dump()))
         return
     for skipped in report.skipped:
-        err_console.print(f"[yellow]skipped[/] {skipped.path}: {skipped.reason}", highlight=False)
+        print_labelled("skipped", f"{skipped.path}: {skipped.reason}")
     for warning in report.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        print_labelled("warning:", warning)
     console.print(report.summary().replace(" files", " sessions"), highlight=False)

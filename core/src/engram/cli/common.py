@@ -7,12 +7,20 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from engram.config import EngramConfig, load_config, parse_overrides
 from engram.memory import Memory
 
-console = Console()
-err_console = Console(stderr=True)
+# Markup off: what the CLI prints is paths, notes, queries and library messages, where "[agent]"
+# or "[search]" is text, not a style. Colour comes from print_labelled, never from the text.
+console = Console(markup=False)
+err_console = Console(stderr=True, markup=False)
+
+
+def print_labelled(label: str, text: str, style: str = "yellow") -> None:
+    """One message on stderr: a coloured label ("error:", "warning:"), then ``text`` as it is."""
+    err_console.print(Text.assemble((label, style), " ", text), highlight=False, soft_wrap=True)
 
 
 def global_options(

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from engram.cli.common import console, err_console, open_memory
+from engram.cli.common import console, err_console, open_memory, print_labelled
 from engram.ingest.report import IndexReport
 
 PROGRESS_MIN_FILES = 50
@@ -53,9 +53,9 @@ def _print_report(report: IndexReport, as_json: bool) -> None:
         console.print_json(json.dumps(report.model_dump()))
         return
     for skipped in report.skipped:
-        err_console.print(f"[yellow]skipped[/] {skipped.path}: {skipped.reason}", highlight=False)
+        print_labelled("skipped", f"{skipped.path}: {skipped.reason}")
     for warning in report.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        print_labelled("warning:", warning)
     console.print(report.summary(), highlight=False)
 
 

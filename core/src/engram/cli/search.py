@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from engram.cli.common import console, err_console, open_memory
+from engram.cli.common import console, open_memory, print_labelled
 from engram.errors import ConfigError
 from engram.filters import parse_filter
 from engram.models import SearchMode, SearchResult
@@ -84,7 +84,7 @@ def search_command(
         console.print_json(json.dumps(_as_json(result)))
         return
     for warning in result.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        print_labelled("warning:", warning)
     if not result.hits:
         console.print(f"no results for {query!r} ({result.mode})", highlight=False)
         return

@@ -1,0 +1,95 @@
+"""What a user sees when something goes wrong, or takes long, in the real ``engram`` command:
+usage errors without tracebacks, text printed as written, Ctrl+C that says what it kept, progress
+when nobody watches a terminal, and a doctor that masks secrets and nothing else."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support import cli, write_vault
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project with the hash embedder (fast, offline) and a small vault under notes/."""
+    (tmp_path / "engram.toml").write_text(
+        '[embedder]\nprovider = "hash"\n\n[vault]\npaths = ["notes"]\n', encoding="utf-8"
+    )
+    write_vault(tmp_path / "notes", {"deploy.md": "# Deploy\n\nRoll back with make rollback.\n"})
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def engram(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``engram ARGS`` in a fresh process, the way a shell runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "engram", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ENGRAM_USER_CONFIG": str(project / "none.toml"), **env},
+        cwd=project,
+        check=False,
+        timeout=120,
+    )
+
+
+# -- 1. usage errors: click's usage message and exit code 2, never a traceback ------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--bogus"], "No such option: --bogus"),
+        (["nocmd"], "No such command 'nocmd'"),
+        (["search", "deploy", "--limit", "abc"], "Invalid value for '--limit' / '-n'"),
+        (["search", "deploy", "--mode", "nonsense"], "Invalid value for '--mode'"),
+        (["doctor", "--json"], "No such option: --json"),
+    ],
+)
+def test_usage_errors_print_usage_and_exit_2_without_a_traceback(
+    project: Path, args: list[str], message: str
+) -> None:
+    proc = engram(project, *args)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("Usage: engram")
+    assert f"Error: {message}" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) <= 5
+    assert proc.stdout == ""
+
+
+def test_help_exits_0_and_no_arguments_shows_help(project: Path) -> None:
+    proc = engram(project, "search", "--help")
+    assert proc.returncode == 0 and "Usage: engram search" in proc.stdout
+    proc = engram(project)
+    assert "Usage: engram" in proc.stdout + proc.stderr and "Traceback" not in proc.stderr
+
+
+# -- 3. text is printed as written: [brackets] survive in errors and in help ----------------------
+
+
+def test_error_text_keeps_its_brackets(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # None in sys.modules makes `import mcp` fail as if the package were not installed.
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    code, _, err = cli(capsys, "mcp")
+    assert code == 1
+    assert "pip install 'engram[agent]'" in err
+    code, _, err = cli(capsys, "--store", "[nope]", "stats")
+    assert code == 1 and "no store named '[nope]'" in err
+
+
+def test_help_shows_defaults_and_brackets(project: Path) -> None:
+    proc = engram(project, "search", "--help")
+    assert proc.returncode == 0
+    text = " ".join(proc.stdout.split())  # help is wrapped to the terminal's width
+    assert "(default: [search] recency_weight)" in text
+    assert "(default: [search] per_document, off)" in text
+    proc = engram(project, "capture", "--help")
+    assert "[default: normal]" in " ".join(proc.stdout.split())
