@@ -4,6 +4,7 @@ when nobody watches a terminal, and a doctor that masks secrets and nothing else
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -93,3 +94,38 @@ def test_help_shows_defaults_and_brackets(project: Path) -> None:
     assert "(default: [search] per_document, off)" in text
     proc = engram(project, "capture", "--help")
     assert "[default: normal]" in " ".join(proc.stdout.split())
+
+
+# -- 6. doctor masks what is declared secret (SecretStr), and shows everything else -------------
+
+
+def test_doctor_masks_secret_fields_by_type_not_by_name(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "engram.toml").write_text(
+        '[embedder]\nprovider = "openai"\napi_key = "sk-from-file-SECRET"\n'
+        'api_key_env = "MY_OPENAI_KEY"\nmax_input_tokens = 512\n\n'
+        "[chunking]\nmax_tokens = 300\n\n"
+        '[search]\nkeyword_weight = 0.25\nkeyword_scale = "saturating"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("MY_OPENAI_KEY", "sk-from-env-SECRET")
+    code, out, err = cli(capsys, "doctor")
+    assert code == 0, err
+    assert "SECRET" not in out + err
+    config = json.loads(out)["config"]
+    assert config["embedder"]["api_key"] == "***"
+    assert config["embedder"]["api_key_env"] == "MY_OPENAI_KEY"
+    assert config["embedder"]["max_input_tokens"] == 512
+    assert config["chunking"]["max_tokens"] == 300
+    assert config["search"]["keyword_weight"] == 0.25
+    assert config["search"]["keyword_scale"] == "saturating"
+
+
+def test_doctor_hides_options_it_cannot_type(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Options the plugin does not declare have no type to go by: every value is hidden."""
+    code, out, _ = cli(capsys, "--set", "embedder.apikey='sk-typo-SECRET'", "doctor")
+    assert code == 0 and "SECRET" not in out
+    assert json.loads(out)["config"]["embedder"]["apikey"] == "***"

@@ -11,9 +11,10 @@ import typer
 
 from engram import __version__
 from engram.cli.common import console, get_config, open_memory
-from engram.config import SECRET_NAME
+from engram.config_view import config_view
 from engram.errors import EngramError
 from engram.plugins import build_registry, describe_plugins, get_plugin_manager
+from engram.registry import Registry
 
 
 def register(app: typer.Typer) -> None:
@@ -58,6 +59,7 @@ def doctor_command(ctx: typer.Context) -> None:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
     }
+    registry: Registry | None = None
     try:
         registry = build_registry(get_plugin_manager())
         report["plugins"] = {
@@ -67,7 +69,7 @@ def doctor_command(ctx: typer.Context) -> None:
         report["plugins"] = f"error: {exc}"
     try:
         config = get_config(ctx)
-        report["config"] = redact({"root": str(config.root), **config.model_dump(mode="json")})
+        report["config"] = config_view(config, registry)
     except EngramError as exc:
         report["config"] = f"error: {exc}"
     try:
@@ -80,15 +82,3 @@ def doctor_command(ctx: typer.Context) -> None:
     except EngramError as exc:
         report["store"] = f"error: {exc}"
     console.print_json(json.dumps(report, default=str))
-
-
-def redact(value: Any) -> Any:
-    """The config as doctor prints it: any setting whose name looks secret is masked."""
-    if isinstance(value, dict):
-        return {
-            k: ("***" if SECRET_NAME.search(str(k)) and v not in (None, "") else redact(v))
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [redact(v) for v in value]
-    return value
