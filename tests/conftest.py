@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from engram.config import load_config
-from engram.memory import Memory
-from support import MemoryFactory
+from support import MemoryFactory, memory_factory
 
 
 @pytest.fixture(autouse=True)
@@ -26,21 +23,12 @@ def _isolated_config(
 
 @pytest.fixture
 def open_memory(tmp_path: Path) -> Iterator[MemoryFactory]:
-    """Open a Memory rooted at tmp_path (store, embedder and settings overridable)."""
-    opened: list[Memory] = []
-
-    def factory(store: str = "sqlite", embedder: str = "hash", **overrides: Any) -> Memory:
-        data: dict[str, Any] = {"store": {"backend": store}, "embedder": {"provider": embedder}}
-        data.update(overrides)
-        memory = Memory.open(load_config(data, start=tmp_path))
-        opened.append(memory)
-        return memory
-
-    yield factory
-    for memory in opened:
-        memory.close()
+    """Open a Memory rooted at tmp_path on the SQLite store (store, embedder and settings
+    overridable). Tests that need no plugin live in core/tests, on the built-in memory store."""
+    with memory_factory(tmp_path, "sqlite") as factory:
+        yield factory
 
 
-# The example plugin is not installed in the dev venv; test_suite_selftest.py runs its tests
-# with its src on the path, as a third party would.
+# The example plugin is not installed in the dev venv; core/tests/test_suite_selftest.py runs its
+# tests with its src on the path, as a third party would.
 collect_ignore = ["example_plugin"]

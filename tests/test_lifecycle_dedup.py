@@ -1,6 +1,6 @@
 """Write-time dedup and contradiction, on real files, the real SQLite store and the real local
 embedder (all-MiniLM-L6-v2): the constants are tuned for a semantic model, so they are tested
-with one."""
+with one. (The write plan itself, with no model: core/tests/test_lifecycle_dedup_plan.py.)"""
 
 from __future__ import annotations
 
@@ -9,11 +9,9 @@ from pathlib import Path
 import pytest
 
 from agent_support import frontmatter
-from engram.config import LifecycleConfig, load_config
-from engram.lifecycle.dedup import Neighbour, plan_write
+from engram.config import load_config
 from engram.memory import Memory
 from engram.memory_files import memory_files
-from engram.models import ExtractedMemory, KnownMemory
 from support import MemoryFactory
 
 
@@ -84,8 +82,9 @@ def test_a_contradicted_memory_is_superseded_kept_on_disk_and_left_out_of_search
     assert "superseded_at" in old_meta and new_meta["supersedes"] == [old.id]
     assert "prefers tabs over spaces" in (tmp_path / old.path).read_text(encoding="utf-8")
 
-    def paths(**kw: bool) -> list[str]:
-        return [h.chunk.document_id for h in memory.search("indentation in Go", **kw).hits]
+    def paths(include_superseded: bool = False) -> list[str]:
+        found = memory.search("indentation in Go", include_superseded=include_superseded)
+        return [h.chunk.document_id for h in found.hits]
 
     assert paths() == [new.path]
     assert set(paths(include_superseded=True)) == {old.path, new.path}
@@ -95,46 +94,6 @@ def test_a_contradicted_memory_is_superseded_kept_on_disk_and_left_out_of_search
     assert [m.status for m in chain] == ["superseded", "live"]
     memory.rebuild()
     assert paths() == [new.path]
-
-
-def test_a_reversal_is_never_merged_as_a_duplicate() -> None:
-    """The seed skipped the contradiction check for near-duplicates; a reversal is one."""
-    rules = LifecycleConfig()
-    old = KnownMemory(id="a", type="preference", content="The user prefers tabs.")
-    close = Neighbour(id="a", document_id="m/a.md", type="preference", distance=0.01, memory=old)
-
-    class Judge:
-        name = "judge"
-
-        def extract(self, messages: object, mode: str = "normal") -> list[ExtractedMemory]:
-            return []
-
-        def find_contradictions(
-            self, new: ExtractedMemory, candidates: list[KnownMemory]
-        ) -> list[str]:
-            return [c.id for c in candidates]
-
-    new = ExtractedMemory(type="preference", content="The user prefers spaces.")
-    plan = plan_write(new, [close], rules, Judge())  # type: ignore[arg-type]
-    assert plan.duplicate is None and [n.id for n in plan.stale] == ["a"]
-    plan = plan_write(new, [close], rules, None)
-    assert plan.duplicate is close and plan.stale == []
-
-
-def test_structural_types_use_the_wider_thresholds() -> None:
-    rules = LifecycleConfig()
-    assert rules.duplicate_limit("architecture") == 0.25
-    assert rules.duplicate_limit("preference") == 0.12
-    assert rules.contradiction_limit("project-brief") == 0.75
-    assert rules.contradiction_limit("decision") == 0.5
-    near = KnownMemory(id="b", type="architecture", content="x")
-    neighbour = Neighbour(
-        id="b", document_id="m/b.md", type="architecture", distance=0.2, memory=near
-    )
-    plan = plan_write(ExtractedMemory(type="architecture", content="y"), [neighbour], rules, None)
-    assert plan.duplicate is neighbour
-    plan = plan_write(ExtractedMemory(type="decision", content="y"), [neighbour], rules, None)
-    assert plan.duplicate is None
 
 
 def test_with_the_embedder_down_the_memory_is_written_with_a_warning(tmp_path: Path) -> None:

@@ -1,6 +1,12 @@
-"""Shared fixtures for core's tests: the real built-in parts (memory store, hash embedder)."""
+"""Shared fixtures for core's tests: the real built-in parts (memory store, hash embedder), and
+an isolated config so no test reads the developer's own. These tests run with core alone
+(`nox -s core`); the helper modules ``support`` and ``agent_support`` come from tests/ (the root
+pyproject's pytest ``pythonpath``) and import nothing but core."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -8,6 +14,7 @@ from engram.default_plugins.hash_embedder import HashEmbedder, HashEmbedderOptio
 from engram.default_plugins.memory_store import MemoryStore
 from engram.models import Chunk, Metadata
 from engram.protocols import embedder_identity
+from support import MemoryFactory, memory_factory
 
 CHUNKER = "markdown:400/80"
 
@@ -33,6 +40,25 @@ NOTES: dict[str, tuple[str, Metadata]] = {
         {"type": "error-solution", "year": 2024, "tags": ["ops", "dev"]},
     ),
 }
+
+
+@pytest.fixture(autouse=True)
+def _isolated_config(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """No test reads the developer's own config or environment overrides."""
+    home = tmp_path_factory.mktemp("user-config")
+    monkeypatch.setenv("ENGRAM_USER_CONFIG", str(home / "config.toml"))
+    for var in ("ENGRAM_CONFIG", "ENGRAM_LOAD_PLUGINS", "ENGRAM_TRACE_PLUGINS"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def open_memory(tmp_path: Path) -> Iterator[MemoryFactory]:
+    """Open a Memory rooted at tmp_path on the built-in memory store and hash embedder (store,
+    embedder and settings overridable); nothing persists from one open to the next."""
+    with memory_factory(tmp_path, "memory") as factory:
+        yield factory
 
 
 @pytest.fixture

@@ -13,14 +13,8 @@ from hypothesis import strategies as st
 
 from agent_support import chunks_of, count_source, frontmatter
 from engram.errors import UnsafePath
-from engram.memories import (
-    MEMORY_ID,
-    InvalidMemory,
-    MemoryNotFound,
-    remember,
-    slugify,
-    write_new_file,
-)
+from engram.memories import MEMORY_ID, InvalidMemory, MemoryNotFound, remember
+from engram.memory_files import slugify, write_new_file
 from support import MemoryFactory, write_vault
 
 

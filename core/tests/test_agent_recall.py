@@ -1,18 +1,12 @@
 """Recall: the most relevant memories, deduplicated, each with its source path, and never over
-the token budget (counted with the real tokenizer), whatever the memories and the budget."""
+the token budget (counted with the real tokenizer), whatever the memories and the budget.
+(Recall over the SQLite store and through the CLI: tests/test_agent_recall_persistent.py.)"""
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
-import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engram.cli import main
-from engram.config import load_config
-from engram.memory import Memory
 from engram.recall import HEADER, RecallItem, build_block, deduplicate
 from engram.tokens import default_tokenizer
 from support import MemoryFactory
@@ -72,38 +66,6 @@ def test_duplicates_and_near_duplicates_are_dropped() -> None:
     assert [c.path for c in deduplicate(candidates)] == ["a.md", "a.md", "e.md"]
 
 
-@settings(
-    max_examples=12,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
-@given(
-    memories=st.lists(
-        st.lists(st.sampled_from(WORDS), min_size=1, max_size=120).map(" ".join),
-        min_size=1,
-        max_size=8,
-    ),
-    budget=st.integers(0, 400),
-    query=st.sampled_from(WORDS),
-)
-def test_recall_over_a_real_store_stays_within_budget(
-    monkeypatch: pytest.MonkeyPatch, memories: list[str], budget: int, query: str
-) -> None:
-    monkeypatch.setenv("ENGRAM_LOAD_PLUGINS", "engram-sqlite")  # only the store this test needs
-    with tempfile.TemporaryDirectory() as folder:
-        config = load_config(
-            {"store": {"backend": "sqlite"}, "embedder": {"provider": "hash"}},
-            start=Path(folder),
-        )
-        with Memory.open(config) as memory:
-            for text in memories:
-                memory.remember(text)
-            result = memory.recall(query, budget=budget)
-            assert result.tokens == TOKENS.count(result.text) <= budget
-            for item in result.items:
-                assert item.path.startswith("memory/note/") and item.path in result.text
-
-
 def test_recall_returns_relevant_memories_with_their_paths(open_memory: MemoryFactory) -> None:
     memory = open_memory()
     kept = memory.remember("The ledger runs on PostgreSQL 16 with logical replication.")
@@ -126,15 +88,3 @@ def test_recall_without_a_query_gives_the_newest_memories(open_memory: MemoryFac
         "second: pin mcp below 3",
         "first: use ruff for linting",
     ]
-
-
-def test_recall_command_prints_the_block(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    (tmp_path / "engram.toml").write_text('[embedder]\nprovider = "hash"\n', encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    assert main(["remember", "Releases are cut from the main branch every Thursday."]) == 0
-    assert main(["recall", "--query", "releases thursday", "--budget", "300"]) == 0
-    out, err = capsys.readouterr()
-    assert "memory/note/releases-are-cut-from-the-main-branch-every-thursday.md" in out
-    assert "/300 tokens" in err

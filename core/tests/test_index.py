@@ -1,4 +1,5 @@
-"""Vault indexing end to end over the real SQLite store: incremental, rebuildable, forgiving."""
+"""Vault indexing end to end over the built-in memory store: incremental, rebuildable,
+forgiving."""
 
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ def test_unchanged_vault_of_1000_files_embeds_nothing_and_touches_no_chunk(
     before = _snapshot(memory)
 
     spy = CountingStore(memory.store)
-    memory.store = spy
+    memory.store = spy  # type: ignore[assignment]  # a delegating spy, not a Store class
     calls_before = memory.embedder.calls
     again = memory.index([vault])
     assert (again.new, again.changed, again.unchanged, again.removed) == (0, 0, 1000, 0)

@@ -23,7 +23,8 @@ from engram.testing import StoreSuite
 from engram.testing.integrity import CHECK
 
 TESTS = Path(__file__).resolve().parent
-EXAMPLE = TESTS / "example_plugin"
+REPO = TESTS.parents[1]
+EXAMPLE = REPO / "tests" / "example_plugin"
 
 # --- stores that break one behaviour each ------------------------------------------------------
 
@@ -460,7 +461,7 @@ def test_the_example_plugin_conformance_file_passes_as_written(
 
 
 def test_the_testing_guide_shows_the_example_file_verbatim() -> None:
-    guide = (TESTS.parent / "docs" / "plugins" / "testing.md").read_text(encoding="utf-8")
+    guide = (REPO / "docs" / "plugins" / "testing.md").read_text(encoding="utf-8")
     shown = re.search(
         r"<!-- example: tests/example_plugin/tests/test_conformance.py -->\n```python\n(.*?)```",
         guide,
