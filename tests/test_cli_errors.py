@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from support import cli, write_vault
+from support import cli, note, write_vault
 
 
 @pytest.fixture
@@ -129,3 +131,71 @@ def test_doctor_hides_options_it_cannot_type(
     code, out, _ = cli(capsys, "--set", "embedder.apikey='sk-typo-SECRET'", "doctor")
     assert code == 0 and "SECRET" not in out
     assert json.loads(out)["config"]["embedder"]["apikey"] == "***"
+
+
+# -- long runs: a vault big enough to watch, progress lines every 0.1 s -----------------------
+
+FAST_PROGRESS = {"ENGRAM_PROGRESS_SECONDS": "0.1"}
+PROGRESS_LINE = re.compile(
+    r"^indexing: (\d+)/(\d+) files \(\d+%\), \d+ chunks in the store, [\d.]+ files/s, ETA \S+$"
+)
+
+
+def big_vault(project: Path, files: int) -> None:
+    """``files`` notes of two chunks each: long enough to index that a run can be watched."""
+    write_vault(project / "notes", {f"n{i:05d}.md": note(i) for i in range(files)})
+
+
+# -- 4. long runs are not silent without a terminal: plain progress lines on stderr -------------
+
+
+def test_index_without_a_terminal_prints_plain_progress_lines_on_stderr(project: Path) -> None:
+    big_vault(project, 600)
+    proc = engram(project, "index", **FAST_PROGRESS)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("indexing")]
+    assert lines, proc.stderr
+    for line in lines:
+        match = PROGRESS_LINE.match(line)
+        assert match, line
+        assert int(match[1]) <= int(match[2]) == 601
+    assert "indexing:" not in proc.stdout and "601 new" in proc.stdout
+
+
+def test_index_in_a_terminal_draws_a_bar_instead(project: Path) -> None:
+    big_vault(project, 600)
+    leader, follower = pty.openpty()
+    proc = subprocess.run(
+        [sys.executable, "-m", "engram", "index"],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        text=True,
+        env={
+            **os.environ,
+            "ENGRAM_USER_CONFIG": str(project / "none.toml"),
+            "TERM": "xterm",
+            **FAST_PROGRESS,
+        },
+        cwd=project,
+        check=False,
+        timeout=120,
+    )
+    os.close(follower)
+    seen = _drain(leader)
+    assert proc.returncode == 0 and "601 new" in proc.stdout
+    assert "/601" in seen  # the bar's done/total column
+    assert "files/s" not in seen  # no plain lines on a terminal
+
+
+def _drain(fd: int) -> str:
+    chunks = []
+    while True:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:  # the terminal closed
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(fd)
+    return b"".join(chunks).decode("utf-8", "replace")
