@@ -8,6 +8,7 @@ import json
 import os
 import pty
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -199,3 +200,46 @@ def _drain(fd: int) -> str:
         chunks.append(data)
     os.close(fd)
     return b"".join(chunks).decode("utf-8", "replace")
+
+
+# -- 2. Ctrl+C during index: exit 130, what was done so far, and nothing lost --------------------
+
+
+def test_ctrl_c_during_index_exits_130_with_the_partial_report_and_loses_nothing(
+    project: Path,
+) -> None:
+    big_vault(project, 2000)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engram", "index"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "ENGRAM_USER_CONFIG": str(project / "none.toml"), **FAST_PROGRESS},
+        cwd=project,
+        # A shell starts background jobs with SIGINT ignored; Ctrl+C must reach this one.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert proc.stderr is not None
+    first = proc.stderr.readline()  # the first progress line: the run is under way
+    assert PROGRESS_LINE.match(first.strip()), first
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert err.splitlines()[-1:] == ["interrupted; nothing lost, re-run to continue"], err
+    partial = re.search(r"^interrupted at file (\d+) of 2001: (\d+) chunks written", out)
+    assert partial, out
+    stats = json.loads(engram(project, "stats", "--json").stdout)
+    kept, at_file, written = stats["documents"], int(partial[1]), int(partial[2])
+    assert 0 < kept <= at_file < 2001
+    # The report is honest: a record is written after its chunks are counted, and every chunk
+    # counted is in the store (deploy.md, first, has one chunk; every note two).
+    assert 2 * kept - 1 <= written <= stats["chunks"]
+
+    rerun = engram(project, "index", "--json")
+    assert rerun.returncode == 0, rerun.stderr
+    assert json.loads(rerun.stdout)["new"] == 2001 - kept
+    stats = json.loads(engram(project, "stats", "--json").stdout)
+    assert stats["documents"] == 2001 and stats["chunks"] == 2 * 2000 + 1
+    again = json.loads(engram(project, "index", "--json").stdout)
+    assert again["unchanged"] == 2001 and again["new"] == again["changed"] == 0

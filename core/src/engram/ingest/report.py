@@ -60,6 +60,16 @@ class IndexReport(BaseModel):
         return "; ".join(parts)
 
 
+class IndexInterrupted(KeyboardInterrupt):
+    """Ctrl+C during a run, with the report so far: the chunk and embedding counts are what was
+    written; new and changed count the files looked at, whose last batch may not have been.
+    Nothing is lost: a document's record is written last, so the next run redoes what was cut."""
+
+    def __init__(self, report: IndexReport) -> None:
+        super().__init__("interrupted")
+        self.report = report
+
+
 def merge_reports(into: IndexReport, other: IndexReport) -> IndexReport:
     """Add ``other``'s counts, skips and warnings to ``into`` (a rebuild runs both sources)."""
     for name in COUNTS:

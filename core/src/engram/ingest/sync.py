@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from engram.ingest.engine import DocumentWriter, Pending, remove_documents
-from engram.ingest.report import IndexReport, Progress, Skipped
+from engram.ingest.report import IndexInterrupted, IndexReport, Progress, Skipped
 from engram.ingest.vault import VaultFile
 from engram.models import Chunk, Document
 from engram.protocols import Embedder, Store
@@ -66,29 +66,33 @@ def sync_files(
     }
     seen: set[str] = set()
     writer = DocumentWriter(store, embedder, report, "files")
-    for done, file in enumerate(files, 1):
-        if progress:
-            progress(done, len(files), file.document_id)
-        seen.add(file.document_id)
-        got = read_text(file, max_file_bytes)
-        if isinstance(got, Skipped):
-            report.skipped.append(got)
-            continue
-        text, digest = got
-        old = known.get(file.document_id)
-        if old is not None and old.hash == digest:
-            report.unchanged += 1
-            continue
-        if old is None:
-            report.new += 1
-        else:
-            report.changed += 1
-        if dry_run:
-            continue
-        chunks, warnings = make_chunks(file.document_id, strip_private(text), digest)
-        report.warnings.extend(f"{file.document_id}: {w}" for w in warnings)
-        writer.add(Pending(file.document_id, digest, chunks, old, _record(file)))
-    writer.flush()
+    try:
+        for done, file in enumerate(files, 1):
+            if progress:
+                progress(done, len(files), file.document_id)
+            seen.add(file.document_id)
+            got = read_text(file, max_file_bytes)
+            if isinstance(got, Skipped):
+                report.skipped.append(got)
+                continue
+            text, digest = got
+            old = known.get(file.document_id)
+            if old is not None and old.hash == digest:
+                report.unchanged += 1
+                continue
+            if old is None:
+                report.new += 1
+            else:
+                report.changed += 1
+            if dry_run:
+                continue
+            chunks, warnings = make_chunks(file.document_id, strip_private(text), digest)
+            report.warnings.extend(f"{file.document_id}: {w}" for w in warnings)
+            writer.add(Pending(file.document_id, digest, chunks, old, _record(file)))
+        writer.flush()
+    except KeyboardInterrupt as exc:  # Ctrl+C: nothing is removed; say what was done
+        report.seconds = time.perf_counter() - started
+        raise IndexInterrupted(report) from exc
     removed = set(known) - seen
     if dry_run:
         report.removed = len(removed)
