@@ -14,6 +14,7 @@ from engram.cli.common import console, get_config, open_memory
 from engram.config_view import config_view
 from engram.errors import EngramError
 from engram.plugins import build_registry, describe_plugins, get_plugin_manager
+from engram.protocols import Diagnoses
 from engram.registry import Registry
 
 
@@ -76,9 +77,8 @@ def doctor_command(ctx: typer.Context) -> None:
         with open_memory(ctx) as memory:
             report["store"] = memory.stats()
             # Stores may explain their own setup (SQLite: driver, extension loading, FTS5).
-            diagnostics = getattr(memory.store, "diagnostics", None)
-            if callable(diagnostics):
-                report["store"]["diagnostics"] = diagnostics()
+            if isinstance(memory.store, Diagnoses):
+                report["store"]["diagnostics"] = memory.store.diagnostics()
     except EngramError as exc:
         report["store"] = f"error: {exc}"
     console.print_json(json.dumps(report, default=str))

@@ -19,7 +19,7 @@ from engram.config import EngramConfig, build_part, parse_overrides, plugin_opti
 from engram.errors import ConfigError
 from engram.migrate import migrate
 from engram.plugins import build_registry, get_plugin_manager
-from engram.protocols import Store
+from engram.protocols import Optimizes, Store, Summarises
 from engram.registry import Registry
 
 
@@ -122,8 +122,7 @@ def optimize_command(
     backend = config.store.backend
     store: Store = build_part(config, build_registry(get_plugin_manager()), "store")
     try:
-        run = getattr(store, "optimize", None)
-        if not callable(run):
+        if not isinstance(store, Optimizes):
             reason = f"the {backend} store has nothing to optimize: it needs no maintenance"
             if as_json:
                 console.print_json(
@@ -132,7 +131,7 @@ def optimize_command(
             else:
                 console.print(reason, highlight=False)
             return
-        result = run()
+        result = store.optimize()
     finally:
         store.close()
     if as_json:
@@ -140,8 +139,7 @@ def optimize_command(
         payload = {"store": backend, "optimized": True, "report": data}
         console.print_json(json.dumps(payload, default=str))
         return
-    summary = getattr(result, "summary", None)
-    if callable(summary):
-        console.print(summary(), highlight=False)
+    if isinstance(result, Summarises):
+        console.print(result.summary(), highlight=False)
     else:
         console.print(f"optimized the {backend} store", highlight=False)
