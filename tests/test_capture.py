@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -198,13 +198,13 @@ class ScriptedPlugin:
 
 
 @pytest.fixture
-def scripted(tmp_path: Path) -> tuple[Memory, Scripted]:
+def scripted(tmp_path: Path) -> Iterator[tuple[Memory, Scripted]]:
     pm = get_plugin_manager()
     plugin = ScriptedPlugin()
     pm.register(plugin)
     config = load_config({"extractor": {"provider": "scripted"}}, start=tmp_path)
     memory = Memory.open(config, plugin_manager=pm)
-    yield memory, plugin.extractor  # type: ignore[misc]
+    yield memory, plugin.extractor
     memory.close()
 
 

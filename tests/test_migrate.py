@@ -7,7 +7,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -39,6 +39,11 @@ class ReadOnly:
         if name in WRITES:
             raise AssertionError(f"migrate called {name} on the source")
         return getattr(self.inner, name)
+
+
+def read_only(inner: Store) -> Store:
+    """``inner`` behind the guard, typed as the store it stands for."""
+    return cast(Store, ReadOnly(inner))
 
 
 class DropsMetadata(MemoryStore):
@@ -93,7 +98,7 @@ def test_sqlite_to_lancedb_and_back_is_identical_and_leaves_the_source_alone(
     with SQLiteStore(SQLiteOptions(path=db)) as source:
         expected = contents(source)
         lance = LanceDBStore(LanceDBOptions(path=tmp_path / "lance"))
-        report = migrate(ReadOnly(source), lance, batch_size=7, verify_sample=10)
+        report = migrate(read_only(source), lance, batch_size=7, verify_sample=10)
         assert (report.chunks, report.vectors, report.documents) == (44, 43, 5)
         assert report.identity == IDENTITY and report.checked_chunks == 10
         assert report.vector_searches > 0 and report.keyword_searches > 0
@@ -102,7 +107,7 @@ def test_sqlite_to_lancedb_and_back_is_identical_and_leaves_the_source_alone(
 
     back = SQLiteStore(SQLiteOptions(path=tmp_path / "back.sqlite"))
     try:
-        migrate(ReadOnly(lance), back, verify_sample=44)
+        migrate(read_only(lance), back, verify_sample=44)
         assert contents(back) == expected, "vectors, metadata and records survive both ways"
     finally:
         back.close()
@@ -205,7 +210,10 @@ def test_cli_migrates_sqlite_to_lancedb_and_one_line_switches_to_it(
         encoding="utf-8",
     )
     _, after, _ = run(capsys, *query)
-    hits = lambda raw: [(h["path"], round(h["score"], 4)) for h in json.loads(raw)["hits"]]  # noqa: E731
+
+    def hits(raw: str) -> list[tuple[str, float]]:
+        return [(h["path"], round(h["score"], 4)) for h in json.loads(raw)["hits"]]
+
     assert hits(after) == hits(before), "the same vectors answer the same way after switching"
     code, out, _ = run(capsys, "search", "postgres replication", "--json")
     postgres_notes = {f"notes/n{i}.md" for i in (0, 5, 10)}

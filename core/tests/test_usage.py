@@ -7,6 +7,7 @@ import logging
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
@@ -45,9 +46,9 @@ DAY2 = datetime(2025, 3, 2, 9, tzinfo=UTC).timestamp()
 
 
 @pytest.fixture
-def ledger(tmp_path: Path) -> UsageLedger:
+def ledger(tmp_path: Path) -> Iterator[UsageLedger]:
     book = UsageLedger(tmp_path / "usage.sqlite")
-    yield book  # type: ignore[misc]
+    yield book
     book.close()
 
 

@@ -96,37 +96,17 @@ class OpenAIEmbeddings(OpenAIErrors):
         self.reverse_data = reverse_data
 
     def answer(self, body: Any, reply: Reply | None) -> tuple[int, bytes]:
-        if not isinstance(body, dict):
-            return 400, _error("We could not parse the JSON body of your request.", code=None)
-        unknown = sorted(set(body) - _ALLOWED_FIELDS)
-        if unknown:
-            return 400, _error(f"Unrecognized request argument supplied: {unknown[0]}", code=None)
-        model = body.get("model")
-        if not isinstance(model, str) or not model:
-            return 400, _error("you must provide a model parameter", param="model")
-        texts = input_texts(body)
-        if texts is None:
-            return 400, _error("'$.input' is invalid. Please check the API reference.", "input")
-        if len(texts) > self.max_inputs:
-            return 400, _error(
-                f"'$.input' is invalid: at most {self.max_inputs} inputs per request", "input"
-            )
-        if any(t == "" for t in texts):
-            return 400, _error("'$.input' is invalid. Please check the API reference.", "input")
+        problem = self._bad_request(body)
+        if problem is not None:
+            return 400, problem
+        texts = input_texts(body) or []
         counts = [self.token_counter(t) for t in texts]
         refused = self._over_limits(counts)
         if refused:
             return 400, refused
-        dimension = NATIVE.get(model) or FIXED.get(model) or 1536
-        wanted = body.get("dimensions")
-        if wanted is not None:
-            if model not in NATIVE:
-                return 400, _error(
-                    "This model does not support specifying dimensions.", "dimensions"
-                )
-            if not isinstance(wanted, int) or not 1 <= wanted <= NATIVE[model]:
-                return 400, _error(f"Invalid value for 'dimensions': {wanted!r}", "dimensions")
-            dimension = wanted
+        dimension = _dimension(body)
+        if isinstance(dimension, bytes):
+            return 400, dimension
         encoding = body.get("encoding_format", "float") if self.base64_answers else "float"
         if encoding not in ("float", "base64"):
             return 400, _error(f"Invalid value for 'encoding_format': {encoding!r}", "encoding")
@@ -137,8 +117,29 @@ class OpenAIEmbeddings(OpenAIErrors):
         if self.reverse_data:
             data.reverse()
         usage = {"prompt_tokens": sum(counts), "total_tokens": sum(counts)}
-        answer = {"object": "list", "data": data, "model": model, "usage": usage}
+        answer = {"object": "list", "data": data, "model": body["model"], "usage": usage}
         return 200, json.dumps(answer).encode()
+
+    def _bad_request(self, body: Any) -> bytes | None:
+        """The API's 400 body for a request it cannot take at all, or None."""
+        if not isinstance(body, dict):
+            return _error("We could not parse the JSON body of your request.", code=None)
+        unknown = sorted(set(body) - _ALLOWED_FIELDS)
+        if unknown:
+            return _error(f"Unrecognized request argument supplied: {unknown[0]}", code=None)
+        model = body.get("model")
+        if not isinstance(model, str) or not model:
+            return _error("you must provide a model parameter", param="model")
+        texts = input_texts(body)
+        if texts is None:
+            return _error("'$.input' is invalid. Please check the API reference.", "input")
+        if len(texts) > self.max_inputs:
+            return _error(
+                f"'$.input' is invalid: at most {self.max_inputs} inputs per request", "input"
+            )
+        if any(t == "" for t in texts):
+            return _error("'$.input' is invalid. Please check the API reference.", "input")
+        return None
 
     def _over_limits(self, counts: list[int]) -> bytes | None:
         if max(counts) > self.max_input_tokens:
@@ -205,6 +206,20 @@ def _is_message(message: Any) -> bool:
     if not isinstance(message, dict):
         return False
     return isinstance(message.get("role"), str) and "content" in message
+
+
+def _dimension(body: dict[str, Any]) -> int | bytes:
+    """The vector size the request asks for (the model's own without ``dimensions``), or the
+    API's 400 body when the model cannot give it."""
+    model = body["model"]
+    wanted = body.get("dimensions")
+    if wanted is None:
+        return NATIVE.get(model) or FIXED.get(model) or 1536
+    if model not in NATIVE:
+        return _error("This model does not support specifying dimensions.", "dimensions")
+    if not isinstance(wanted, int) or not 1 <= wanted <= NATIVE[model]:
+        return _error(f"Invalid value for 'dimensions': {wanted!r}", "dimensions")
+    return wanted
 
 
 def _error(message: str, param: str | None = None, *, code: str | None = None) -> bytes:

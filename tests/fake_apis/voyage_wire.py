@@ -77,6 +77,33 @@ class VoyageEmbeddings:
         return _detail("Not Found")
 
     def answer(self, body: Any, reply: Reply | None) -> tuple[int, bytes]:
+        problem = self._bad_request(body)
+        if problem is not None:
+            return problem
+        texts = input_texts(body) or []
+        counts = [self.token_counter(t) for t in texts]
+        refused = _over_limits(body["model"], counts, truncation=body.get("truncation", True))
+        if refused:
+            return 400, refused
+        refused = _bad_output(body)
+        if refused:
+            return 400, refused
+        dimension = body.get("output_dimension") or 1024
+        prompt = PROMPTS.get(body.get("input_type") or "", "")
+        data = [
+            {
+                "object": "embedding",
+                "embedding": encode_vector(v, body.get("encoding_format")),
+                "index": i,
+            }
+            for i, v in enumerate(hash_vectors([prompt + t for t in texts], dimension))
+        ]
+        usage = {"total_tokens": sum(min(c, CONTEXT) for c in counts)}
+        answer = {"object": "list", "data": data, "model": body["model"], "usage": usage}
+        return 200, json.dumps(answer).encode()
+
+    def _bad_request(self, body: Any) -> tuple[int, bytes] | None:
+        """The API's status and body for a request it cannot take at all, or None."""
         if not isinstance(body, dict):
             return 400, _detail("Request body is not valid JSON.")
         unknown = sorted(set(body) - _ALLOWED_FIELDS)
@@ -97,26 +124,20 @@ class VoyageEmbeddings:
         input_type = body.get("input_type")
         if input_type not in (None, "query", "document"):
             return 400, _detail(f"input_type must be query, document or null, got {input_type}.")
-        counts = [self.token_counter(t) for t in texts]
-        refused = _over_limits(model, counts, truncation=body.get("truncation", True))
-        if refused:
-            return 400, refused
-        dimension = body.get("output_dimension") or 1024
-        if dimension not in SIZES:
-            return 400, _detail(f"output_dimension must be one of {SIZES}, got {dimension}.")
-        if body.get("output_dtype") not in (None, "float"):
-            return 400, _detail("this server only speaks output_dtype float.")
-        encoding = body.get("encoding_format")
-        if encoding not in (None, "base64"):
-            return 400, _detail(f"encoding_format must be null or base64, got {encoding}.")
-        prompt = PROMPTS.get(input_type or "", "")
-        data = [
-            {"object": "embedding", "embedding": encode_vector(v, encoding), "index": i}
-            for i, v in enumerate(hash_vectors([prompt + t for t in texts], dimension))
-        ]
-        usage = {"total_tokens": sum(min(c, CONTEXT) for c in counts)}
-        answer = {"object": "list", "data": data, "model": model, "usage": usage}
-        return 200, json.dumps(answer).encode()
+        return None
+
+
+def _bad_output(body: dict[str, Any]) -> bytes | None:
+    """The 400 body for an output format this server does not give, or None."""
+    dimension = body.get("output_dimension") or 1024
+    if dimension not in SIZES:
+        return _detail(f"output_dimension must be one of {SIZES}, got {dimension}.")
+    if body.get("output_dtype") not in (None, "float"):
+        return _detail("this server only speaks output_dtype float.")
+    encoding = body.get("encoding_format")
+    if encoding not in (None, "base64"):
+        return _detail(f"encoding_format must be null or base64, got {encoding}.")
+    return None
 
 
 def _over_limits(model: str, counts: list[int], *, truncation: bool) -> bytes | None:

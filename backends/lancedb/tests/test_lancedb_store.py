@@ -73,7 +73,7 @@ def test_bad_options_are_config_errors_that_name_the_field(
 def test_storage_options_from_toml_become_strings() -> None:
     options = LanceDBOptions(
         uri="s3://bucket/prefix",
-        storage_options={"allow_http": True, "client_max_retries": 2},  # type: ignore[dict-item]
+        storage_options={"allow_http": True, "client_max_retries": 2},
     )
     assert options.storage_options == {"allow_http": "true", "client_max_retries": "2"}
     assert options.remote and options.target() == "s3://bucket/prefix"

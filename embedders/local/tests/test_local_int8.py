@@ -38,7 +38,8 @@ def int8(int8_cache: Path) -> LocalEmbedder:
 
 def _unit(rows: Any) -> np.ndarray:
     m = np.asarray(rows, dtype=np.float64)
-    return m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
+    unit: np.ndarray = m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
+    return unit
 
 
 @pytest.mark.parametrize("act", ["gelu", "gelu_new", "relu"])

@@ -359,7 +359,7 @@ def test_bad_options_say_what_to_change(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
     with pytest.raises((ValidationError, ConfigError), match=problem):
-        OpenAIEmbedder(OpenAIOptions(**options))  # type: ignore[arg-type]
+        OpenAIEmbedder(OpenAIOptions(**options))
 
 
 def test_the_key_never_reaches_logs_errors_or_the_ledger(

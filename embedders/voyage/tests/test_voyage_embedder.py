@@ -175,7 +175,7 @@ def test_a_missing_key_names_the_variable() -> None:
 )
 def test_bad_options_say_what_to_change(options: dict[str, object], problem: str) -> None:
     with pytest.raises(ValidationError, match=problem):
-        VoyageOptions(**options)  # type: ignore[arg-type]
+        VoyageOptions(**options)
 
 
 def test_the_key_never_reaches_logs_errors_or_the_ledger(
