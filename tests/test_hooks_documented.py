@@ -20,7 +20,9 @@ from engram.plugins import get_plugin_manager
 
 REPO = Path(__file__).resolve().parents[1]
 HOOKS_MD = REPO / "docs" / "plugins" / "hooks.md"
-TEST_ROOTS = (REPO / "tests", REPO / "core" / "tests", REPO / "backends", REPO / "embedders")
+TEST_ROOTS = tuple(
+    REPO / p for p in ("tests", "core/tests", "backends", "embedders", "extractors", "bench/tests")
+)
 THIS_FILE = Path(__file__).resolve()
 
 

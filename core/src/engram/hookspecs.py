@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pluggy
+import typer
 
 from engram.registry import Register
 
@@ -41,3 +42,10 @@ def register_searchers(register: Register) -> None:
 @hookspec(historic=True)
 def register_hookspecs(register: Callable[[object], None]) -> None:
     """Declare a plugin's own hooks: ``register(module)`` adds the hookspecs marked in it."""
+
+
+@hookspec
+def register_commands(app: typer.Typer) -> None:
+    """Add commands to the ``engram`` CLI: ``app.command("bench")(bench_command)``. Called once
+    when the CLI starts; a command runs in the CLI's error handling (an ``EngramError`` is one
+    line and exit 1), and must keep its imports light until it runs."""

@@ -10,6 +10,7 @@ import sys
 import typer
 
 from engram.cli.common import err_console, global_options, print_labelled
+from engram.cli.plugin_commands import register_plugin_commands
 from engram.errors import EngramError
 
 app = typer.Typer(
@@ -28,6 +29,8 @@ for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
     _module = importlib.import_module(f"{__name__}.{_info.name}")
     if hasattr(_module, "register"):
         _module.register(app)
+# Then the commands of installed plugins (the register_commands hook), e.g. engram-bench's.
+register_plugin_commands(app)
 
 
 def main(argv: list[str] | None = None) -> int:

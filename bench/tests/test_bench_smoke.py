@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from engram.bench.samples import write_samples
-from engram.bench.speed import run_speed
-from engram.bench.stores import select_stores
 from engram.cli import main
 from engram.plugins import build_registry, get_plugin_manager
+from engram_bench.samples import write_samples
+from engram_bench.speed import run_speed
+from engram_bench.stores import select_stores
 
 SECTIONS = {"machine", "versions", "config", "quality", "peers", "speed", "pipeline"}
 

@@ -9,9 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from engram.bench.datasets import Dataset, load_beir, load_locomo
-from engram.bench.embedding import FixedEmbedder, build_embedder, cached
-from engram.bench.quality import (
+from engram.config import SearchConfig
+from engram.plugins import build_registry, get_plugin_manager
+from engram.protocols import embedder_identity
+from engram.registry import Registry
+from engram.search import HybridSearcher
+from engram_bench.datasets import Dataset, load_beir, load_locomo
+from engram_bench.embedding import FixedEmbedder, build_embedder, cached
+from engram_bench.quality import (
     CHUNKER,
     MODES,
     Embedded,
@@ -21,13 +26,8 @@ from engram.bench.quality import (
     run_dataset,
     run_store,
 )
-from engram.bench.samples import write_beir, write_locomo
-from engram.bench.stores import StoreSpec, select_stores
-from engram.config import SearchConfig
-from engram.plugins import build_registry, get_plugin_manager
-from engram.protocols import embedder_identity
-from engram.registry import Registry
-from engram.search import HybridSearcher
+from engram_bench.samples import write_beir, write_locomo
+from engram_bench.stores import StoreSpec, select_stores
 
 
 @pytest.fixture(scope="module")

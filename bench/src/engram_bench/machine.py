@@ -38,7 +38,7 @@ def source_revision() -> str | None:
     ``+dirty`` when files differ from it: a report names the code it measured."""
     import subprocess
 
-    root = Path(__file__).resolve().parents[4]
+    root = Path(__file__).resolve().parents[3]  # bench/src/engram_bench/machine.py
     try:
         head = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],

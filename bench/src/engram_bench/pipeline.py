@@ -15,13 +15,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engram.bench import vault
-from engram.bench.embedding import build_embedder, throughput
-from engram.bench.stores import StoreSpec, fresh_folder
 from engram.config import EngramConfig
 from engram.ingest.sync import IndexReport
 from engram.memory import Memory
 from engram.registry import Registry
+from engram_bench import vault
+from engram_bench.embedding import build_embedder, throughput
+from engram_bench.stores import StoreSpec, fresh_folder
 
 Log = Callable[[str], None]
 CHANGED_SHARE = 0.01

@@ -10,7 +10,10 @@ from typing import Annotated, Any
 
 import typer
 
-from engram.bench.config import (
+from engram.cli.common import console
+from engram.config import parse_overrides
+from engram.errors import ConfigError
+from engram_bench.config import (
     ONE_MILLION,
     SECTIONS,
     BenchConfig,
@@ -20,13 +23,6 @@ from engram.bench.config import (
     quick_config,
     split_list,
 )
-from engram.cli.common import console
-from engram.config import parse_overrides
-from engram.errors import ConfigError
-
-
-def register(app: typer.Typer) -> None:
-    app.command("bench")(bench_command)
 
 
 def bench_command(
@@ -100,28 +96,21 @@ def bench_command(
     changes: dict[str, Any] = {"plots": plots}
     if not floor_on_every_store:
         changes["floor_on_every_store"] = False
-    if stores is not None:
-        changes["stores"] = split_list(stores)
-    if embedders is not None:
-        changes["embedders"] = split_list(embedders)
-    if datasets is not None:
-        changes["datasets"] = split_list(datasets)
-    if sections is not None:
-        changes["sections"] = split_list(sections)
+    lists = {"stores": stores, "embedders": embedders, "datasets": datasets, "sections": sections}
+    changes.update({k: split_list(v) for k, v in lists.items() if v is not None})
     if peers is not None:
         changes["peers"] = [p for p in split_list(peers) or [] if p != "none"]
-    for key, value in (
-        ("data", data),
-        ("out", out),
-        ("cache", cache),
-        ("peer_python", peer_python),
-        ("max_queries", max_queries),
-        ("candidates", candidates),
-        ("vault_files", vault_files),
-        ("cold_open", cold_open),
-    ):
-        if value is not None:
-            changes[key] = value
+    given = {
+        "data": data,
+        "out": out,
+        "cache": cache,
+        "peer_python": peer_python,
+        "max_queries": max_queries,
+        "candidates": candidates,
+        "vault_files": vault_files,
+        "cold_open": cold_open,
+    }
+    changes.update({k: v for k, v in given.items() if v is not None})
     if store_option:
         changes["store_options"] = _store_options(store_option)
     config = _config(quick, changes)
@@ -129,7 +118,7 @@ def bench_command(
         config.scales = [parse_scale(s) for s in split_list(scale) or []]
     if with_1m and ONE_MILLION not in config.scales:
         config.scales.append(ONE_MILLION)
-    from engram.bench.runner import run
+    from engram_bench.runner import run
 
     outcome = run(config, command=command_for(config))
     for path in outcome.files:

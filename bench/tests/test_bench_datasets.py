@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from engram.bench.datasets import load_beir, load_dataset, load_locomo, resolve
-from engram.bench.samples import write_beir, write_locomo, write_samples
 from engram.errors import ConfigError
+from engram_bench.datasets import load_beir, load_dataset, load_locomo, resolve
+from engram_bench.samples import write_beir, write_locomo, write_samples
 
 
 def test_beir_joins_title_and_text_and_keeps_only_judged_queries(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Child process of the speed run: how long a fresh process takes to open a store and answer.
 
-Run as ``python -m engram.bench.coldopen JOB.json``; writes the timings to the job's ``result``.
+Run as ``python -m engram_bench.coldopen JOB.json``; writes the timings to the job's ``result``.
 Imports are timed separately from opening, so slow plugin imports are visible as such.
 """
 
@@ -15,8 +15,8 @@ from pathlib import Path
 def main(job_file: str) -> None:
     job = json.loads(Path(job_file).read_text())
     began = time.perf_counter()
-    from engram.bench.stores import select_stores
     from engram.plugins import build_registry, get_plugin_manager
+    from engram_bench.stores import select_stores
 
     registry = build_registry(get_plugin_manager())
     specs, skipped = select_stores(registry, [job["store"]], {job["store"]: job["options"]})

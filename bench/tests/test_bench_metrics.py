@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engram.bench.metrics import dcg, metric, metric_depth, ndcg_at_k, recall_at_k
 from engram.errors import ConfigError
+from engram_bench.metrics import dcg, metric, metric_depth, ndcg_at_k, recall_at_k
 
 QRELS = {"a": 2, "b": 1}
 

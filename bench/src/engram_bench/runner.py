@@ -17,21 +17,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from engram.bench import machine, plots
-from engram.bench.anchors import ANCHORS
-from engram.bench.config import BenchConfig, command_for
-from engram.bench.datasets import Dataset, load_dataset
-from engram.bench.embedding import build_embedder, cached
-from engram.bench.peers import run_peers
-from engram.bench.pipeline import run_pipeline
-from engram.bench.quality import Embedded, embed_dataset, run_dataset
-from engram.bench.report import render_markdown, write_json
-from engram.bench.speed import run_speed
-from engram.bench.stores import select_stores
 from engram.cache import CachedEmbedder
 from engram.errors import ConfigError, EngramError
 from engram.plugins import build_registry, get_plugin_manager
 from engram.registry import Registry
+from engram_bench import machine, plots
+from engram_bench.anchors import ANCHORS
+from engram_bench.config import BenchConfig, command_for
+from engram_bench.datasets import Dataset, load_dataset
+from engram_bench.embedding import build_embedder, cached
+from engram_bench.peers import run_peers
+from engram_bench.pipeline import run_pipeline
+from engram_bench.quality import Embedded, embed_dataset, run_dataset
+from engram_bench.report import render_markdown, write_json
+from engram_bench.speed import run_speed
+from engram_bench.stores import select_stores
 
 Log = Callable[[str], None]
 SCHEMA = 1
@@ -217,7 +217,8 @@ def write_outputs(results: dict[str, Any], config: BenchConfig, log: Log) -> lis
         files += [out / name for name in images.values()]
     elif config.plots:
         results["notes"].append(
-            "plots left out: matplotlib is not installed (pip install 'engram[bench]')"
+            "plots left out: matplotlib is not installed (pip install matplotlib; engram-bench "
+            "depends on it)"
         )
     files.insert(0, write_json(results, out / f"{stem}.json"))
     markdown = out / f"{stem}.md"

@@ -88,59 +88,72 @@ def _quality(results: dict[str, Any], images: dict[str, str]) -> list[str]:
         f"{results['config']['quality_latency_queries']} queries, full search call."
     )
     for ds in quality["datasets"]:
-        metrics = ds["metrics"]
-        lines += ["", f"### {ds['dataset']} ({ds['kind']})", ""]
-        lines += [f"- {note}" for note in ds["notes"]]
-        if "candidates_per_side" in ds:
-            lines.append(f"- hybrid fusion over {ds['candidates_per_side']} candidates per side")
-        if len(ds["embedding"]) > 1 and not ds.get("floor_on_every_store", True):
-            first, *others = ds["embedding"]
-            lines.append(
-                f"- {', '.join(others)} (the floor) ran on numpy-exact and the first store only; "
-                f"every store ran {first} (`--floor-on-first-store`; the default runs all)"
-            )
-        for name, e in ds["embedding"].items():
-            rate = f", {e['per_second']:.1f} texts/s" if e.get("per_second") else ""
-            cached = e["texts"] - e["embedded_now"]
-            rest = f", {cached:,} from the cache" if cached else ", none from the cache"
-            lines.append(
-                f"- embedder {name} ({e['model']}, {e['dimension']} dims): {e['texts']:,} texts, "
-                f"{e['embedded_now']:,} embedded in this run{rate}{rest}"
-            )
-        timings = _index_times(ds["rows"])
-        if timings:
-            lines.append(f"- indexing the precomputed vectors: {timings}")
-        lines.append("")
-        rows: list[Row] = [
-            [
-                r["store"],
-                r["embedder"] or "—",
-                r["mode"],
-                *[r["metrics"][m] for m in metrics],
-                _ms(r["latency_ms"]["p50"]),
-            ]
-            for r in ds["rows"]
+        lines += _quality_dataset(results, ds, images)
+    return lines
+
+
+def _quality_dataset(
+    results: dict[str, Any], ds: dict[str, Any], images: dict[str, str]
+) -> list[str]:
+    """One dataset's section: notes, the table of every store and mode, anchors, plots."""
+    metrics = ds["metrics"]
+    lines = ["", f"### {ds['dataset']} ({ds['kind']})", ""]
+    lines += _dataset_notes(ds)
+    lines.append("")
+    rows: list[Row] = [
+        [
+            r["store"],
+            r["embedder"] or "—",
+            r["mode"],
+            *[r["metrics"][m] for m in metrics],
+            _ms(r["latency_ms"]["p50"]),
         ]
-        rows += _peer_rows(results, ds["dataset"], metrics)
-        lines.append(table(["store", "embedder", "mode", *metrics, "p50 ms"], rows))
-        for err in ds.get("errors", []):
-            lines.append(f"\n- **{err['store']} / {err['embedder']} failed:** {err['error']}")
-        anchors = results.get("anchors", {}).get(ds["dataset"])
-        if anchors:
-            lines += ["", "Published anchors:", ""]
-            lines.append(
-                table(
-                    ["system", "mode", *metrics],
-                    [[a["system"], a["mode"], *[a.get(m) for m in metrics]] for a in anchors],
-                )
+        for r in ds["rows"]
+    ]
+    rows += _peer_rows(results, ds["dataset"], metrics)
+    lines.append(table(["store", "embedder", "mode", *metrics, "p50 ms"], rows))
+    for err in ds.get("errors", []):
+        lines.append(f"\n- **{err['store']} / {err['embedder']} failed:** {err['error']}")
+    anchors = results.get("anchors", {}).get(ds["dataset"])
+    if anchors:
+        lines += ["", "Published anchors:", ""]
+        lines.append(
+            table(
+                ["system", "mode", *metrics],
+                [[a["system"], a["mode"], *[a.get(m) for m in metrics]] for a in anchors],
             )
-        if ds["category_labels"] and any(r["per_category"] for r in ds["rows"]):
-            lines += _categories(ds)
-        if ds["dataset"] in images:
-            lines += ["", f"![{ds['dataset']} quality]({images[ds['dataset']]})"]
-        if f"{ds['dataset']}-categories" in images:
-            name = f"{ds['dataset']}-categories"
-            lines += ["", f"![{name}]({images[name]})"]
+        )
+    if ds["category_labels"] and any(r["per_category"] for r in ds["rows"]):
+        lines += _categories(ds)
+    for name in (ds["dataset"], f"{ds['dataset']}-categories"):
+        if name in images:
+            alt = f"{name} quality" if name == ds["dataset"] else name
+            lines += ["", f"![{alt}]({images[name]})"]
+    return lines
+
+
+def _dataset_notes(ds: dict[str, Any]) -> list[str]:
+    """The lines above a dataset's table: its notes, fusion depth, embedders and index times."""
+    lines = [f"- {note}" for note in ds["notes"]]
+    if "candidates_per_side" in ds:
+        lines.append(f"- hybrid fusion over {ds['candidates_per_side']} candidates per side")
+    if len(ds["embedding"]) > 1 and not ds.get("floor_on_every_store", True):
+        first, *others = ds["embedding"]
+        lines.append(
+            f"- {', '.join(others)} (the floor) ran on numpy-exact and the first store only; "
+            f"every store ran {first} (`--floor-on-first-store`; the default runs all)"
+        )
+    for name, e in ds["embedding"].items():
+        rate = f", {e['per_second']:.1f} texts/s" if e.get("per_second") else ""
+        cached = e["texts"] - e["embedded_now"]
+        rest = f", {cached:,} from the cache" if cached else ", none from the cache"
+        lines.append(
+            f"- embedder {name} ({e['model']}, {e['dimension']} dims): {e['texts']:,} texts, "
+            f"{e['embedded_now']:,} embedded in this run{rate}{rest}"
+        )
+    timings = _index_times(ds["rows"])
+    if timings:
+        lines.append(f"- indexing the precomputed vectors: {timings}")
     return lines
 
 

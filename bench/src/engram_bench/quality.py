@@ -25,12 +25,6 @@ from typing import Any, cast
 
 import numpy as np
 
-from engram.bench.datasets import Dataset, Query
-from engram.bench.embedding import EmbedStats, FixedEmbedder, Matrix, embed_all
-from engram.bench.metrics import metric, metric_depth
-from engram.bench.speed import exact_top_k
-from engram.bench.stores import StoreSpec, fresh_folder, maintain
-from engram.bench.timing import summarize_ms
 from engram.cache import CachedEmbedder
 from engram.config import SearchConfig
 from engram.errors import EmptyQuery
@@ -38,6 +32,12 @@ from engram.filters import Filter
 from engram.models import Chunk, FusionMethod, Hit, IndexIdentity, SearchMode
 from engram.protocols import Store, embedder_identity
 from engram.search import HybridSearcher
+from engram_bench.datasets import Dataset, Query
+from engram_bench.embedding import EmbedStats, FixedEmbedder, Matrix, embed_all
+from engram_bench.metrics import metric, metric_depth
+from engram_bench.speed import exact_top_k
+from engram_bench.stores import StoreSpec, fresh_folder, maintain
+from engram_bench.timing import summarize_ms
 
 Log = Callable[[str], None]
 CHUNKER = "bench:one-chunk-per-document"

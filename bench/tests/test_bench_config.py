@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from engram.bench.config import (
+from engram.errors import ConfigError
+from engram_bench.config import (
     command_for,
     default_config,
     parse_scale,
     quick_config,
     split_list,
 )
-from engram.bench.machine import machine_slug
-from engram.errors import ConfigError
+from engram_bench.machine import machine_slug
 
 
 @pytest.mark.parametrize(

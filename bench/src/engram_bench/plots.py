@@ -1,4 +1,4 @@
-"""PNG plots of a run (matplotlib, the optional ``engram[bench]`` extra). Without matplotlib the
+"""PNG plots of a run (matplotlib, a dependency of engram-bench). Without matplotlib the
 report is written without plots and says how to get them."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from engram.bench.anchors import ANCHORS
+from engram_bench.anchors import ANCHORS
 
 MODE_STYLE = {"vector": "-", "keyword": "--", "hybrid": ":"}
 

@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engram.bench import synthetic
-from engram.bench.speed import exact_top_k, measure_baseline, run_speed
-from engram.bench.stores import select_stores
 from engram.errors import ConfigError, PluginNotFound
 from engram.plugins import build_registry, get_plugin_manager
 from engram.registry import Registry
+from engram_bench import synthetic
+from engram_bench.speed import exact_top_k, measure_baseline, run_speed
+from engram_bench.stores import select_stores
 
 
 @pytest.fixture(scope="module")

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from engram.bench.datasets import Dataset
-from engram.bench.quality import Embedded, evaluate
-from engram.bench.timing import summarize_ms
+from engram_bench.datasets import Dataset
+from engram_bench.quality import Embedded, evaluate
+from engram_bench.timing import summarize_ms
 
 Log = Callable[[str], None]
 WORKER = Path(__file__).with_name("txtai_worker.py")
@@ -67,24 +67,7 @@ def run_txtai(
     engram's rows."""
     depth = max(int(m.partition("@")[2]) for m in dataset.metrics)
     limit = depth + (1 if dataset.ignore_identical_ids else 0)
-    texts: dict[str, int] = {}
-    rows: list[list[float]] = []
-    groups = []
-    for group, matrix in zip(dataset.groups, embedded.groups, strict=True):
-        for doc, vector in zip(group.docs, matrix.tolist(), strict=True):
-            if doc.text not in texts:
-                texts[doc.text] = len(rows)
-                rows.append(vector)
-        for query in group.queries:
-            if query.text not in texts:
-                texts[query.text] = len(rows)
-                rows.append(embedded.queries[query.text])
-        groups.append(
-            {
-                "docs": [[d.id, d.text] for d in group.docs],
-                "queries": [[q.id, q.text] for q in group.queries],
-            }
-        )
+    texts, rows, groups = _job_inputs(dataset, embedded)
     workdir.mkdir(parents=True, exist_ok=True)
     vectors = workdir / "txtai-vectors.npy"
     np.save(vectors, np.asarray(rows, dtype=np.float32))
@@ -94,7 +77,7 @@ def run_txtai(
         json.dumps(
             {
                 "vectors": str(vectors),
-                "texts": list(texts),
+                "texts": texts,
                 "groups": groups,
                 "limit": limit,
                 "modes": list(modes),
@@ -113,27 +96,56 @@ def run_txtai(
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         raise RuntimeError(f"txtai worker exited {proc.returncode}: {tail[0]}")
     answer = json.loads(result.read_text())
-    out = []
-    for mode, found in answer["retrieved"].items():
-        cleaned = {}
-        for group in dataset.groups:
-            for query in group.queries:
-                ids = found.get(query.id, [])
-                if dataset.ignore_identical_ids:
-                    ids = [i for i in ids if i != query.id]
-                cleaned[query.id] = ids[:depth]
-        out.append(
+    return [
+        {
+            "store": "txtai",
+            "embedder": embedded.embedder,
+            "mode": mode,
+            **evaluate(dataset, _cleaned(dataset, found, depth)),
+            "latency_ms": summarize_ms(answer["latency_s"][mode]),
+            "index_seconds": answer["index_seconds"],
+            "versions": answer["versions"],
+        }
+        for mode, found in answer["retrieved"].items()
+    ]
+
+
+def _job_inputs(
+    dataset: Dataset, embedded: Embedded
+) -> tuple[list[str], list[list[float]], list[dict[str, Any]]]:
+    """Every distinct text (documents and queries) with its vector, and the groups by id: what
+    the worker indexes and asks, with the very vectors engram used."""
+    texts: dict[str, int] = {}
+    rows: list[list[float]] = []
+    groups = []
+    for group, matrix in zip(dataset.groups, embedded.groups, strict=True):
+        for doc, vector in zip(group.docs, matrix.tolist(), strict=True):
+            if doc.text not in texts:
+                texts[doc.text] = len(rows)
+                rows.append(vector)
+        for query in group.queries:
+            if query.text not in texts:
+                texts[query.text] = len(rows)
+                rows.append(embedded.queries[query.text])
+        groups.append(
             {
-                "store": "txtai",
-                "embedder": embedded.embedder,
-                "mode": mode,
-                **evaluate(dataset, cleaned),
-                "latency_ms": summarize_ms(answer["latency_s"][mode]),
-                "index_seconds": answer["index_seconds"],
-                "versions": answer["versions"],
+                "docs": [[d.id, d.text] for d in group.docs],
+                "queries": [[q.id, q.text] for q in group.queries],
             }
         )
-    return out
+    return list(texts), rows, groups
+
+
+def _cleaned(dataset: Dataset, found: dict[str, list[str]], depth: int) -> dict[str, list[str]]:
+    """The worker's ids per query, the query's own id left out where the dataset says so."""
+    cleaned = {}
+    for group in dataset.groups:
+        for query in group.queries:
+            ids = found.get(query.id, [])
+            if dataset.ignore_identical_ids:
+                ids = [i for i in ids if i != query.id]
+            cleaned[query.id] = ids[:depth]
+    return cleaned
 
 
 def run_peers(

@@ -25,10 +25,14 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from engram.bench import synthetic
-from engram.bench.embedding import FixedEmbedder
-from engram.bench.stores import StoreSpec, fresh_folder, maintain
-from engram.bench.timing import (
+from engram.config import SearchConfig
+from engram.models import Chunk, IndexIdentity
+from engram.protocols import Store
+from engram.search import HybridSearcher
+from engram_bench import synthetic
+from engram_bench.embedding import FixedEmbedder
+from engram_bench.stores import StoreSpec, fresh_folder, maintain
+from engram_bench.timing import (
     Stopwatch,
     folder_bytes,
     peak_rss_mb,
@@ -36,10 +40,6 @@ from engram.bench.timing import (
     rss_mb,
     summarize_ms,
 )
-from engram.config import SearchConfig
-from engram.models import Chunk, IndexIdentity
-from engram.protocols import Store
-from engram.search import HybridSearcher
 
 K = 10
 # Stores that hold every vector as Python floats (about 12 KB a chunk at 384 dims) would need
@@ -272,7 +272,7 @@ def _cold_open(spec: StoreSpec, folder: Path, vector: list[float]) -> dict[str, 
             env["ENGRAM_LOAD_PLUGINS"] = spec.entry.distribution
         began = time.perf_counter()
         proc = subprocess.run(
-            [sys.executable, "-m", "engram.bench.coldopen", str(job)],
+            [sys.executable, "-m", "engram_bench.coldopen", str(job)],
             env=env,
             capture_output=True,
             text=True,
