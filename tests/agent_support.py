@@ -74,3 +74,14 @@ class RecordingEmbedder:
     def embed(self, texts: Sequence[str], input_type: InputType = "document") -> list[list[float]]:
         self.seen.extend(texts)
         return self.inner.embed(texts, input_type)
+
+
+def nested_private(secret: str, depth: int, after_inner: bool, shout: bool) -> str:
+    """The secret inside ``depth`` + 1 nested private spans, possibly after an inner closing
+    tag (``<private>a <private>b</private> SECRET</private>``), tags in odd case and spacing."""
+    open_tag, close_tag = ("< PRIVATE >", "</Private >") if shout else ("<private>", "</private>")
+    inner = f"{open_tag}b{close_tag} {secret}" if after_inner else secret
+    span = f"{open_tag}{inner}{close_tag}"
+    for _ in range(depth):
+        span = f"{open_tag}x {span} y{close_tag}"
+    return span

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_support import copy_fixtures, frontmatter, sessions_config
+from agent_support import copy_fixtures, frontmatter, nested_private, sessions_config
 from engram.config import load_config
 from engram.default_plugins.rules_extractor import RulesExtractor
 from engram.hookspecs import hookimpl
@@ -225,17 +225,6 @@ def test_a_failing_extractor_is_a_warning_and_loses_nothing(
     assert [m.id for m in memory.list_memories()] == [kept.id]
 
 
-def _nested(secret: str, depth: int, after_inner: bool, shout: bool) -> str:
-    """The secret inside ``depth`` + 1 nested private spans, possibly after an inner closing
-    tag (``<private>a <private>b</private> SECRET</private>``), tags in odd case and spacing."""
-    open_tag, close_tag = ("< PRIVATE >", "</Private >") if shout else ("<private>", "</private>")
-    inner = f"{open_tag}b{close_tag} {secret}" if after_inner else secret
-    span = f"{open_tag}{inner}{close_tag}"
-    for _ in range(depth):
-        span = f"{open_tag}x {span} y{close_tag}"
-    return span
-
-
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -254,7 +243,7 @@ def test_private_spans_never_reach_the_extractor_nor_a_file(
     shout: bool,
 ) -> None:
     memory, extractor = scripted
-    span = _nested(secret, depth, after_inner, shout)
+    span = nested_private(secret, depth, after_inner, shout)
     extractor.answers = [
         [ExtractedMemory(type="decision", content=f"We decided to rotate keys {span} monthly.")]
     ]
