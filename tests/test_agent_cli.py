@@ -87,3 +87,18 @@ def test_integrations_doc_covers_every_agent_setting_and_its_json_parses() -> No
     assert len(blocks) >= 3
     for block in blocks:
         json.loads(block)
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("20240101-000000-abcdef", "no memory with id 20240101-000000-abcdef"),
+        ("not-an-id", "no memory with id not-an-id"),
+    ],
+)
+def test_forget_an_unknown_id_says_so(
+    project: Path, capsys: pytest.CaptureFixture[str], target: str, says: str
+) -> None:
+    code, _, err = run(capsys, "forget", target)
+    assert code == 1 and says in err
+    assert "outside" not in err and "Traceback" not in err
