@@ -1,5 +1,7 @@
 """Every test of every package: no test reads or writes the developer's own user-wide memory
-folder ($XDG_DATA_HOME/engram/memory, i.e. ~/.local/share/engram/memory), and one fixture,
+folder ($XDG_DATA_HOME/engram/memory, i.e. ~/.local/share/engram/memory) or reads their config
+and ENGRAM_* overrides (user config file, ENGRAM_CONFIG, ENGRAM_LOAD_PLUGINS,
+ENGRAM_TRACE_PLUGINS), and one fixture,
 ``fake_api``, serves every test that talks to a provider's HTTP API (OpenAI, Voyage, chat).
 
 This file is the root conftest, so pytest loads it for every run from the repository, whole or
@@ -18,10 +20,14 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_user_memory(
+def _isolated_user(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
+    home = tmp_path_factory.mktemp("user-config")
+    monkeypatch.setenv("ENGRAM_USER_CONFIG", str(home / "config.toml"))
+    for var in ("ENGRAM_CONFIG", "ENGRAM_LOAD_PLUGINS", "ENGRAM_TRACE_PLUGINS"):
+        monkeypatch.delenv(var, raising=False)
 
 
 @pytest.fixture

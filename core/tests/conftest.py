@@ -42,17 +42,6 @@ NOTES: dict[str, tuple[str, Metadata]] = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _isolated_config(
-    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    """No test reads the developer's own config or environment overrides."""
-    home = tmp_path_factory.mktemp("user-config")
-    monkeypatch.setenv("ENGRAM_USER_CONFIG", str(home / "config.toml"))
-    for var in ("ENGRAM_CONFIG", "ENGRAM_LOAD_PLUGINS", "ENGRAM_TRACE_PLUGINS"):
-        monkeypatch.delenv(var, raising=False)
-
-
 @pytest.fixture
 def open_memory(tmp_path: Path) -> Iterator[MemoryFactory]:
     """Open a Memory rooted at tmp_path on the built-in memory store and hash embedder (store,

@@ -60,17 +60,6 @@ class S3Server:
         return f"s3://{BUCKET}/{name}-{next(_prefixes)}"
 
 
-@pytest.fixture(autouse=True)
-def _isolated_config(
-    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    """No test reads the developer's own engram config or environment overrides."""
-    home = tmp_path_factory.mktemp("user-config")
-    monkeypatch.setenv("ENGRAM_USER_CONFIG", str(home / "config.toml"))
-    for var in ("ENGRAM_CONFIG", "ENGRAM_LOAD_PLUGINS", "ENGRAM_TRACE_PLUGINS"):
-        monkeypatch.delenv(var, raising=False)
-
-
 @pytest.fixture(scope="session")
 def s3_server() -> Iterator[S3Server]:
     """moto's S3 server on a free loopback port, with the test bucket created.

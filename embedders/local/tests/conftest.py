@@ -184,15 +184,9 @@ NaiveBert = Callable[[dict[str, F64], dict[str, Any], list[int]], F64]
 
 
 @pytest.fixture(autouse=True)
-def _isolated_config(
-    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    """No test reads the developer's config; plugin loading is limited to this package."""
-    home = tmp_path_factory.mktemp("user-config")
-    monkeypatch.setenv("ENGRAM_USER_CONFIG", str(home / "config.toml"))
+def _only_this_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plugin loading is limited to this package (the root conftest isolates the config)."""
     monkeypatch.setenv("ENGRAM_LOAD_PLUGINS", "engram-local")
-    for var in ("ENGRAM_CONFIG", "ENGRAM_TRACE_PLUGINS"):
-        monkeypatch.delenv(var, raising=False)
 
 
 @pytest.fixture(scope="session")

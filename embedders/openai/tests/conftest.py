@@ -16,11 +16,10 @@ MakeEmbedder = Callable[..., OpenAIEmbedder]
 
 
 @pytest.fixture(autouse=True)
-def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """No test sees the developer's keys, endpoints or engram config."""
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ENGRAM_CONFIG", "ENGRAM_LOAD_PLUGINS"):
+def _no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test sees the developer's keys or endpoints (the root conftest isolates the config)."""
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("ENGRAM_USER_CONFIG", str(tmp_path_factory.mktemp("user") / "none.toml"))
 
 
 @pytest.fixture

@@ -35,7 +35,7 @@ class Frontmatter:
 
 
 class _TooComplexError(ValueError):
-    pass
+    """YAML past the node or depth budget: read as body, like any unreadable frontmatter."""
 
 
 def read_frontmatter(text: str) -> Frontmatter:
