@@ -427,8 +427,9 @@ class Memory:
     def get(self, path: str | Path, lines: tuple[int, int] | None = None) -> Excerpt:
         """Lines of a file inside the vault, or turns of an indexed session (``sessions/...``,
         as search shows it); anything else is refused with ``UnsafePath``."""
-        if sessions.is_session(self.store, str(path)):
-            return sessions.session_excerpt(self.store, self.config, str(path), lines)
+        session = sessions.session_document(self.store, str(path))
+        if session is not None:
+            return sessions.session_excerpt(session, self.config, lines)
         target = self.resolve_vault_path(path)
         if not target.is_file():
             raise UnsafePath(f"{path} is not a file in the vault; use a path from search results")

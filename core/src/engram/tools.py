@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, m
 from engram.errors import ConfigError, EngramError, UnsafePath
 from engram.filters import And, Eq, Filter
 from engram.ingest.sessions.sync import SOURCE as SESSIONS_SOURCE
-from engram.ingest.sessions.sync import is_session
+from engram.ingest.sessions.sync import session_document, session_excerpt
 from engram.memory import Memory
 from engram.memory_files import check_path_syntax, resolve_inside
 from engram.models import Excerpt, MemoryInfo, MemoryType, StoredMemory
@@ -295,8 +295,9 @@ def _get(memory: Memory, args: MemoryGetInput) -> Excerpt:
     lines = None
     if args.start_line or args.end_line:
         lines = (args.start_line or 1, args.end_line or 1_000_000_000)
-    if is_session(memory.store, args.path):
-        return memory.get(args.path, lines)
+    session = session_document(memory.store, args.path)
+    if session is not None:
+        return session_excerpt(session, memory.config, lines)
     roots = memory.vault_roots()
     target = resolve_inside(args.path, memory.config.root, roots, what="memory folders")
     _check_readable(args.path, target, roots)

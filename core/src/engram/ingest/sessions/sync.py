@@ -15,12 +15,12 @@ from typing import Any
 
 from engram.chunking import Chunker, TokenWindowChunker, chunk_id
 from engram.config import EngramConfig
-from engram.errors import ConfigError, EngramError, MemoryNotFound
+from engram.errors import ConfigError, EngramError
 from engram.ingest.engine import DocumentWriter, Pending, remove_documents
 from engram.ingest.report import IndexReport, Progress, Skipped
 from engram.ingest.sessions import claude_code, opencode
 from engram.ingest.sessions.base import SessionRef, SessionSource, Transcript
-from engram.models import Chunk, Excerpt
+from engram.models import Chunk, Document, Excerpt
 from engram.protocols import Embedder, Store
 from engram.redact import strip_private
 from engram.writer import Writer
@@ -181,22 +181,19 @@ def _record(ref: SessionRef, transcript: Transcript) -> dict[str, Any]:
     return metadata
 
 
-def is_session(store: Store, doc_id: str) -> bool:
-    """Whether ``doc_id`` names an indexed session (``sessions/<agent>/<id>``)."""
+def session_document(store: Store, doc_id: str) -> Document | None:
+    """The record of the indexed session ``doc_id`` names (``sessions/<agent>/<id>``), or None
+    when it names none."""
     doc = store.list_documents().get(doc_id) if doc_id.startswith("sessions/") else None
-    return doc is not None and doc.metadata.get("source") == SOURCE
+    return doc if doc is not None and doc.metadata.get("source") == SOURCE else None
 
 
-def session_excerpt(
-    store: Store, config: EngramConfig, doc_id: str, turns: tuple[int, int] | None
-) -> Excerpt:
+def session_excerpt(doc: Document, config: EngramConfig, turns: tuple[int, int] | None) -> Excerpt:
     """Turns of an indexed session, read again from its transcript (private spans removed).
 
-    The transcript location comes from the store's own record, never from the caller.
+    The transcript location comes from the store's own record (``doc``), never from the caller.
     """
-    doc = store.list_documents().get(doc_id)
-    if doc is None or doc.metadata.get("source") != SOURCE:
-        raise MemoryNotFound(f"{doc_id} is not an indexed session; use a path from search results")
+    doc_id = doc.id
     agent = doc.metadata.get("agent")
     location = doc.metadata.get("transcript")
     session_id = doc.metadata.get("session_id")
