@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from engram.cli import main
 from fake_apis import FakeOpenAI
+from support import cli, write_vault
 
 NOTES = {
     "deploy.md": "# Deploy\n\nRoll back a bad deploy with make rollback ENV=prod.\n",
@@ -26,25 +26,16 @@ def project(fake: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         '[vault]\npaths = ["notes"]\n',
         encoding="utf-8",
     )
-    for name, text in NOTES.items():
-        path = tmp_path / "notes" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    write_vault(tmp_path / "notes", dict(NOTES))
     monkeypatch.setenv("ENGRAM_LOAD_PLUGINS", "engram-openai,engram-sqlite")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_without_a_key_index_and_search_degrade_to_keyword(
     project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = run(capsys, "index", "--json")
+    code, out, err = cli(capsys, "index", "--json")
     assert code == 0, err
     report = json.loads(out)
     assert report["new"] == 2 and report["pending_embeddings"] == 2
@@ -52,12 +43,12 @@ def test_without_a_key_index_and_search_degrade_to_keyword(
     assert any(
         "OPENAI_API_KEY is not set" in w and "keyword search only" in w for w in report["warnings"]
     )
-    code, out, err = run(capsys, "search", "rollback deploy", "--json")
+    code, out, err = cli(capsys, "search", "rollback deploy", "--json")
     assert code == 0, err
     result = json.loads(out)
     assert result["degraded"] is True and result["hits"][0]["path"] == "notes/deploy.md"
     assert any("OPENAI_API_KEY" in w for w in result["warnings"])
-    code, out, err = run(capsys, "search", "rollback deploy")
+    code, out, err = cli(capsys, "search", "rollback deploy")
     assert code == 0 and "notes/deploy.md" in out and "OPENAI_API_KEY" in err
     assert "Traceback" not in err
 
@@ -68,13 +59,13 @@ def test_once_the_key_is_set_the_next_index_embeds_what_was_waiting(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert run(capsys, "index")[0] == 0
+    assert cli(capsys, "index")[0] == 0
     monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
-    code, out, err = run(capsys, "index", "--json")
+    code, out, err = cli(capsys, "index", "--json")
     assert code == 0, err
     report = json.loads(out)
     assert report["changed"] == 2 and report["texts_embedded"] == 2
     assert report["pending_embeddings"] == 0
-    code, out, _ = run(capsys, "search", "promote replica", "--mode", "vector", "--json")
+    code, out, _ = cli(capsys, "search", "promote replica", "--mode", "vector", "--json")
     result = json.loads(out)
     assert result["degraded"] is False and result["hits"][0]["path"] == "notes/db.md"
