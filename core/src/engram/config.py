@@ -124,6 +124,8 @@ class MemoryFolderConfig(_Section):
     user_dir: Path | None = None
     user_scope: bool = True
     external_paths: list[Path] = Field(default_factory=list)
+    # Collections (LangChain / LlamaIndex stores): one folder per collection, one file per document.
+    collections_dir: Path = Path("collections")
 
 
 STRUCTURAL_TYPES: tuple[MemoryType, ...] = (

@@ -19,6 +19,7 @@ from engram import memories
 from engram import recall as recalling
 from engram.cache import CachedEmbedder, EmbeddingCache
 from engram.chunking import Chunker
+from engram.collections import Collection
 from engram.config import EngramConfig, build_part, load_config
 from engram.errors import ConfigError, UnsafePath
 from engram.filters import And, Filter, Ne, matches
@@ -164,21 +165,25 @@ class Memory:
         return self.writer.require_extractor()
 
     def default_roots(self) -> list[Path]:
-        """What ``index()`` reads by default: the vault, plus every memory folder that exists
-        (named on its own so hidden, git-ignored or outside memory folders are still indexed)."""
+        """What ``index()`` reads by default: the vault, plus every memory folder and the
+        collections folder that exist (named on their own so hidden, git-ignored or outside
+        folders are still indexed)."""
         roots = [self.config.resolve(p).resolve() for p in self.config.vault.paths]
-        for folder in self.folders:
-            if folder.path.is_dir() and folder.path not in roots:
-                roots.append(folder.path)
+        for folder in [*(f.path for f in self.folders), self._collections_dir()]:
+            if folder.is_dir() and folder not in roots:
+                roots.append(folder)
         return roots
 
+    def _collections_dir(self) -> Path:
+        return self.config.resolve(self.config.memory.collections_dir).resolve()
+
     def vault_roots(self) -> list[Path]:
-        """Configured vault folders, the memory folders and every root something was indexed
-        from."""
+        """Configured vault folders, the memory and collections folders and every root
+        something was indexed from."""
         roots = [self.config.resolve(p).resolve() for p in self.config.vault.paths]
-        for folder in self.folders:
-            if folder.path not in roots:
-                roots.append(folder.path)
+        for folder in [*(f.path for f in self.folders), self._collections_dir()]:
+            if folder not in roots:
+                roots.append(folder)
         for doc in self.store.list_documents().values():
             root = doc.metadata.get("root")
             if isinstance(root, str) and Path(root) not in roots:
@@ -344,6 +349,11 @@ class Memory:
     ) -> recalling.Recall:
         """The context block for the start of a session, never over ``budget`` tokens."""
         return recalling.recall(self.writer, self.search, query, budget=budget, source=source)
+
+    def collection(self, name: str) -> Collection:
+        """Documents with the caller's own ids (LangChain, LlamaIndex), kept as markdown under
+        ``[memory] collections_dir``/``name``."""
+        return Collection(self.writer, self.search, name)
 
     # -- reading -------------------------------------------------------------------------------
     def search(
