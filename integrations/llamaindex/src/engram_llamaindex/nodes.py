@@ -7,9 +7,9 @@ relationships, templates, hashes) is the JSON of ``node_to_metadata_dict`` under
 ``_node_content``, without the text, the embedding or the metadata, which live elsewhere.
 ``ref_doc_id`` (and its aliases ``doc_id`` and ``document_id``, as in LlamaIndex's stores) and
 the node id (``_node_id``) are stored flat too, so ``delete(ref_doc_id)``, filters on them and
-queries restricted to given node ids work. A caller's own metadata key
-that collides with one of those reserved names is kept inside ``_node_content`` instead, so it
-still comes back exactly.
+queries restricted to given node ids work. When a caller's own metadata key collides with one
+of those reserved names, ``_node_content`` keeps a copy of the caller's metadata, so that key
+(and its place in the order) still comes back exactly.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ __all__ = [
     "RESERVED",
     "document_to_node",
     "node_to_document",
-    "ref_doc_of",
 ]
 
 NODE_CONTENT = "_node_content"
@@ -41,8 +40,6 @@ REF_DOC_ID = "ref_doc_id"
 REF_KEYS = ("document_id", "doc_id", REF_DOC_ID)
 # What node_to_metadata_dict adds next to the caller's metadata, and the node id.
 RESERVED = frozenset({NODE_CONTENT, NODE_TYPE, NODE_ID, *REF_KEYS})
-# LlamaIndex's own marker for "this node has no source document".
-NO_REF_DOC = "None"
 
 
 def node_to_document(node: BaseNode) -> CollectionDocument:
@@ -50,7 +47,9 @@ def node_to_document(node: BaseNode) -> CollectionDocument:
     stored = node_to_metadata_dict(node, remove_text=True, flat_metadata=False)
     content: dict[str, Any] = json.loads(stored[NODE_CONTENT])
     caller: dict[str, Any] = content.get("metadata") or {}
-    content["metadata"] = {k: v for k, v in caller.items() if k in RESERVED}
+    # Only a caller key that collides with a reserved name needs the JSON copy (with the whole
+    # metadata, which keeps that key's place in the order LlamaIndex builds prompts in).
+    content["metadata"] = caller if RESERVED.intersection(caller) else {}
     flat = {k: v for k, v in caller.items() if k not in RESERVED}
     flat[NODE_CONTENT] = json.dumps(content, ensure_ascii=False)
     flat[NODE_TYPE] = stored[NODE_TYPE]
@@ -70,13 +69,17 @@ def document_to_node(document: CollectionDocument) -> BaseNode:
             f"their own"
         )
     node = metadata_dict_to_node(dict(document.metadata), text=document.text)
-    caller = {k: v for k, v in document.metadata.items() if k not in RESERVED}
-    node.metadata = {**caller, **node.metadata}
+    flat = {k: v for k, v in document.metadata.items() if k not in RESERVED}
+    node.metadata = _merged(node.metadata, flat)
     node.embedding = None
     return node
 
 
-def ref_doc_of(document: CollectionDocument) -> str | None:
-    """The id of the source document a stored node came from, if it has one."""
-    value = document.metadata.get(REF_DOC_ID)
-    return None if value in (None, NO_REF_DOC) else str(value)
+def _merged(kept: dict[str, Any], flat: dict[str, Any]) -> dict[str, Any]:
+    """The caller's metadata: the flat values (the markdown file is the truth, edits included)
+    in the order of the JSON copy when there is one, reserved names from that copy."""
+    merged = {
+        k: v if k in RESERVED else flat[k] for k, v in kept.items() if k in RESERVED or k in flat
+    }
+    merged.update((k, v) for k, v in flat.items() if k not in merged)
+    return merged
