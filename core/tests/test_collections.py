@@ -191,3 +191,18 @@ def test_any_document_round_trips_exactly(
     doc = Doc(id=document_id, text=text, metadata=metadata)
     col.add([doc])
     assert col.get([document_id]) == [doc]
+
+
+def test_chunks_carry_short_filter_fields_not_the_whole_metadata(
+    open_memory: MemoryFactory,
+) -> None:
+    """A kilobyte string (LlamaIndex's node JSON) stays in the file, not in every chunk."""
+    memory = open_memory()
+    col = memory.collection("docs")
+    long = "j" * 600
+    col.add([Doc(id="x", text="alpha", metadata={"blob": long, "k": "v", "nested": {"a": 1}})])
+    chunk = next(c for batch in memory.store.iter_chunks() for c in batch)
+    assert chunk.metadata["meta_k"] == "v" and chunk.metadata["collection_id"] == "x"
+    assert "meta_blob" not in chunk.metadata and "metadata" not in chunk.metadata
+    assert "meta_nested" not in chunk.metadata
+    assert col.get(["x"])[0].metadata == {"blob": long, "k": "v", "nested": {"a": 1}}

@@ -46,6 +46,9 @@ NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 MAX_ID_LENGTH = 1024
 _FIELD = re.compile(FIELD_PATTERN)
 _SLUG_LENGTH = 40
+# Longer strings are kept in the file but not copied into every chunk as a filter field
+# (LlamaIndex keeps a node's JSON, kilobytes, in its metadata; nobody filters on that).
+MAX_FILTER_STRING = 512
 
 
 def check_name(name: str) -> str:
@@ -122,14 +125,16 @@ def clean_metadata(value: Any) -> Any:
     return value
 
 
-def derived_fields(frontmatter: dict[str, Any]) -> dict[str, Any]:
-    """The chunk fields of a collection file (none for any other file): ``collection``,
-    ``collection_id`` and ``meta_<key>`` for each metadata key a filter can name (a scalar or
-    a list of scalars under a key matching ``FIELD_PATTERN``)."""
+def chunk_fields(frontmatter: dict[str, Any]) -> dict[str, Any]:
+    """The metadata every chunk of a file carries: its frontmatter, except that a collection
+    file's nested ``metadata`` becomes ``collection``, ``collection_id`` and ``meta_<key>`` for
+    each key a filter can name (a scalar, or a list of scalars, under a key matching
+    ``FIELD_PATTERN``; strings up to ``MAX_FILTER_STRING`` characters)."""
     collection, document_id = frontmatter.get(COLLECTION_KEY), frontmatter.get(ID_KEY)
     if not (isinstance(collection, str) and isinstance(document_id, str)):
-        return {}
-    fields: dict[str, Any] = {COLLECTION_FIELD: collection, ID_FIELD: document_id}
+        return dict(frontmatter)
+    fields = {k: v for k, v in frontmatter.items() if k != METADATA_KEY}
+    fields.update({COLLECTION_FIELD: collection, ID_FIELD: document_id})
     metadata = frontmatter.get(METADATA_KEY)
     if isinstance(metadata, dict):
         for key, value in metadata.items():
@@ -144,10 +149,15 @@ def filterable(key: object) -> bool:
 
 
 def _flat(value: object) -> bool:
-    scalar = (str, int, float, bool, type(None))
     if isinstance(value, list):
-        return all(isinstance(v, scalar) for v in value)
-    return isinstance(value, scalar)
+        return all(_scalar(v) for v in value)
+    return _scalar(value)
+
+
+def _scalar(value: object) -> bool:
+    if isinstance(value, str):
+        return len(value) <= MAX_FILTER_STRING
+    return isinstance(value, int | float | bool | type(None))
 
 
 def _check_document(document_id: str, metadata: dict[str, Any]) -> None:

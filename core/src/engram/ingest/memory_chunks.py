@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.chunking import Chunker, ChunkSpan, chunk_ids
-from engram.collection_files import derived_fields
+from engram.collection_files import chunk_fields
 from engram.ingest.sync import SOURCE
 from engram.memory_files import status_of
 from engram.models import Chunk
@@ -52,11 +52,11 @@ def chunk_markdown_document(
     parsed = chunker.chunk_document(text)
     spans = parsed.chunks
     title = _title(parsed.metadata, spans, document_id)
-    # A collection document's fields (its collection, id and the caller's keys, prefixed).
-    derived = derived_fields(parsed.metadata)
+    # Frontmatter; for a collection document, its collection, id and the caller's keys.
+    fields = chunk_fields(parsed.metadata)
     chunks = []
     for span, cid in zip(spans, chunk_ids(document_id, spans), strict=True):
-        metadata: dict[str, Any] = {**parsed.metadata, **derived}
+        metadata: dict[str, Any] = dict(fields)
         metadata.update(
             source=SOURCE,
             path=document_id,
