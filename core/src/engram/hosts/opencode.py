@@ -1,0 +1,105 @@
+"""OpenCode: a plugin file of ours, ``engram.js``, in its plugin folder
+(``~/.config/opencode/plugins/`` for the user, ``.opencode/plugins/`` in a project), loaded at
+startup. Its ``event`` handler runs ``engram hooks run session-start`` on ``session.created`` and
+hands the block to the session as context (``client.session.prompt`` with ``noReply``), and runs
+``session-end`` on ``session.idle``.
+
+Documented at https://opencode.ai/docs/plugins (plugin folders, the ``event`` hook, ``$``) and
+https://opencode.ai/docs/sdk (``session.prompt``: ``noReply: true`` adds context only)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from engram.errors import ConfigError
+from engram.hosts.command import run_argv
+from engram.hosts.files import Change, read_text
+
+HOST = "opencode"
+FILE_NAME = "engram.js"
+MARKER = "// engram-hooks: written by `engram hooks install opencode`"
+
+TEMPLATE = """\
+{marker}
+// engram's memory for OpenCode: recall at session start, index and capture when a session is
+// idle. `engram hooks uninstall opencode` removes this file; `install` rewrites it.
+// Events: https://opencode.ai/docs/plugins  Context injection: https://opencode.ai/docs/sdk
+
+const START = {start};
+const END = {end};
+
+// Runs engram with the session's folder; its stdout is the block (empty when there is none or
+// memory is unavailable: the runner exits 0 and explains on stderr, never breaking a session).
+const run = async ($, argv, directory) => {{
+  const payload = new Response(JSON.stringify({{ cwd: directory }}));
+  const result = await $`${{argv}} < ${{payload}}`.cwd(directory).quiet().nothrow();
+  return result.stdout.toString().trim();
+}};
+
+export const EngramMemory = async ({{ client, $, directory }}) => {{
+  let ending = null;
+  return {{
+    event: async ({{ event }}) => {{
+      try {{
+        if (event.type === "session.created") {{
+          const info = (event.properties && event.properties.info) || {{}};
+          if (!info.id || info.parentID) return; // sub-agent sessions start without it
+          const text = await run($, START, info.directory || directory);
+          if (!text) return;
+          await client.session.prompt({{
+            path: {{ id: info.id }},
+            body: {{ noReply: true, parts: [{{ type: "text", text, synthetic: true }}] }},
+          }});
+        }} else if (event.type === "session.idle" && ending === null) {{
+          // Not awaited: indexing must not hold up the host's other event handlers.
+          ending = run($, END, directory)
+            .catch(() => "")
+            .finally(() => {{
+              ending = null;
+            }});
+        }}
+      }} catch (error) {{
+        // Memory is a helper: a failure here must never break the session.
+      }}
+    }},
+  }};
+}};
+"""
+
+
+def plugin_dir(scope: str, project_dir: Path) -> Path:
+    """OpenCode's plugin folder: XDG config home (as OpenCode reads it) or the project's."""
+    if scope == "project":
+        return project_dir / ".opencode" / "plugins"
+    config_home = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config_home) / "opencode" / "plugins"
+
+
+def render(base: list[str], config: Path | None = None) -> str:
+    start = run_argv("session-start", HOST, base=base, config=config)
+    end = run_argv("session-end", HOST, base=base, config=config)
+    return TEMPLATE.format(marker=MARKER, start=json.dumps(start), end=json.dumps(end))
+
+
+def plan_install(folder: Path, base: list[str], config: Path | None = None) -> Change:
+    path = folder / FILE_NAME
+    old = _ours_or_none(path)
+    return Change(path, old, render(base, config))
+
+
+def plan_uninstall(folder: Path) -> Change:
+    path = folder / FILE_NAME
+    return Change(path, _ours_or_none(path), None)
+
+
+def _ours_or_none(path: Path) -> str | None:
+    """The file's text when we wrote it, None when there is none; someone else's is an error."""
+    text = read_text(path)
+    if text is not None and not text.startswith(MARKER):
+        raise ConfigError(
+            f"{path} exists and was not written by engram; move it away (or rename it), then "
+            "try again: nothing was written"
+        )
+    return text

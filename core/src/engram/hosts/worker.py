@@ -1,0 +1,60 @@
+"""The hook's work, in a child process the runner can abandon when it hangs:
+``python -P -m engram.hosts.worker`` reads its job (JSON) on stdin and writes one JSON result on
+stdout. Whatever the work itself prints goes to stderr, so the result is all stdout holds."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from engram.errors import EngramError
+
+Result = dict[str, Any]
+
+
+def run_job(job: dict[str, Any]) -> Result:
+    """session-start → the recall block; session-end → index sessions, then capture them."""
+    from engram.config import load_config
+    from engram.memory import Memory
+
+    config_file = Path(job["config_file"]) if job.get("config_file") else None
+    config = load_config(
+        job.get("overrides") or None, project_file=config_file, start=Path(job["cwd"])
+    )
+    with Memory.open(config) as memory:
+        if job["event"] == "session-start":
+            recall = memory.recall(None)
+            return {"ok": True, "text": recall.text, "notes": list(recall.warnings)}
+        report = memory.index_sessions()
+        captured = memory.capture_sessions()
+        notes = [*report.warnings, *(f"capture failed: {f}" for f in captured.failed)]
+        notes += captured.warnings
+        summary = f"{report.summary().replace(' files', ' sessions')}; {captured.summary()}"
+        return {"ok": True, "text": "", "notes": notes, "summary": summary}
+
+
+def describe(exc: BaseException) -> str:
+    """An exception as one line: the library's own message, else its type and message."""
+    text = str(exc) if isinstance(exc, EngramError) else f"{type(exc).__name__}: {exc}"
+    return " ".join(text.split()) or type(exc).__name__
+
+
+def main() -> int:
+    result_fd = os.dup(1)
+    os.dup2(2, 1)  # the work's own prints (and a C library's) land on stderr
+    try:
+        job = json.loads(sys.stdin.read())
+        result = run_job(job)
+    except BaseException as exc:  # every failure is reported, none escapes
+        result = {"ok": False, "error": describe(exc)}
+    sys.stdout.flush()
+    with os.fdopen(result_fd, "w", encoding="utf-8") as out:
+        out.write(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,239 @@
+"""``engram hooks install|uninstall opencode``: our plugin file in OpenCode's documented plugin
+folder (``~/.config/opencode/plugins/``, ``.opencode/plugins/``), checked by node and then loaded
+by node with the documented plugin context (a ``$`` that really runs the command, a fake
+``client``): ``session.created`` runs ``engram hooks run session-start`` and hands the block to
+``client.session.prompt`` with ``noReply``; ``session.idle`` runs ``session-end``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engram.config import load_config
+from engram.hosts import opencode
+from engram.memory import Memory
+from support import cli
+
+ENGRAM = str(Path(sys.executable).parent / "engram")
+MEMORY = "Deploys go out on Tuesdays after the change review."
+Capsys = pytest.CaptureFixture[str]
+
+# The plugin context OpenCode documents ({ project, client, $, directory, worktree }): `$` is
+# Bun's shell, here a tagged template that runs the command for real; `client` records prompts.
+HARNESS = r"""
+import { spawnSync } from "node:child_process";
+import { pathToFileURL } from "node:url";
+
+const [plugin, directory, events] = process.argv.slice(2);
+const record = { runs: [], prompts: [], exports: [] };
+const pending = [];
+
+const $ = (strings, ...values) => {
+  const state = { cwd: process.cwd(), quiet: false, nothrow: false };
+  const exec = async () => {
+    if (JSON.stringify(strings) !== JSON.stringify(["", " < ", ""])) {
+      throw new Error("unexpected shell template " + JSON.stringify(strings));
+    }
+    const [argv, payload] = values;
+    const input = await payload.text();
+    const proc = spawnSync(argv[0], argv.slice(1), { cwd: state.cwd, input });
+    record.runs.push({ argv, cwd: state.cwd, input: JSON.parse(input), code: proc.status,
+                       quiet: state.quiet, nothrow: state.nothrow });
+    return { stdout: proc.stdout, stderr: proc.stderr, exitCode: proc.status };
+  };
+  const shell = {
+    cwd(dir) { state.cwd = dir; return shell; },
+    quiet() { state.quiet = true; return shell; },
+    nothrow() { state.nothrow = true; return shell; },
+    then(ok, fail) { const run = exec(); pending.push(run); return run.then(ok, fail); },
+  };
+  return shell;
+};
+const client = { session: { prompt: async (request) => { record.prompts.push(request); } } };
+
+const module = await import(pathToFileURL(plugin).href);
+record.exports = Object.keys(module);
+const hooks = await module[record.exports[0]]({ project: {}, client, $, directory,
+                                                 worktree: directory });
+for (const event of JSON.parse(events)) {
+  await hooks.event({ event });
+  while (pending.length) await pending.shift().catch(() => {});
+}
+process.stdout.write(JSON.stringify(record));
+"""
+
+
+def node() -> str:
+    found = shutil.which("node")
+    assert found, "node is needed to check the OpenCode plugin: install Node.js (>= 18)"
+    return found
+
+
+def load_plugin(plugin: Path, directory: Path, events: list[dict[str, Any]]) -> Any:
+    """Run ``plugin`` under node as OpenCode would, fire ``events``; what it did."""
+    module = plugin.parent / "engram-plugin.mjs"  # node needs .mjs for an ES module
+    shutil.copyfile(plugin, module)
+    harness = plugin.parent / "harness.mjs"
+    harness.write_text(HARNESS, encoding="utf-8")
+    proc = subprocess.run(
+        [node(), str(harness), str(module), str(directory), json.dumps(events)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    return folder
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "shop"
+    folder.mkdir()
+    (folder / "engram.toml").write_text(
+        '[embedder]\nprovider = "hash"\n[store]\nbackend = "sqlite"\n', encoding="utf-8"
+    )
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def created(session: str, directory: Path, **info: str) -> dict[str, Any]:
+    """OpenCode's ``session.created`` event (``properties.info`` is the Session)."""
+    session_info = {"id": session, "directory": str(directory), **info}
+    return {"type": "session.created", "properties": {"info": session_info}}
+
+
+def argv(event: str) -> list[str]:
+    return [ENGRAM, "hooks", "run", event, "--host", "opencode", "--timeout", "55"]
+
+
+@pytest.mark.parametrize("scope", ["user", "project"])
+def test_install_writes_a_plugin_node_accepts(
+    scope: str, home: Path, project: Path, capsys: Capsys
+) -> None:
+    code, out, err = cli(capsys, "hooks", "install", "opencode", "--scope", scope)
+    assert code == 0, err
+    folder = home / ".config" / "opencode" if scope == "user" else project / ".opencode"
+    path = folder / "plugins" / "engram.js"
+    assert out.strip() == f"{path}: create"
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith(opencode.MARKER)
+    assert f"const START = {json.dumps(argv('session-start'))};" in text
+    assert f"const END = {json.dumps(argv('session-end'))};" in text
+    assert "export const EngramMemory = async ({ client, $, directory })" in text
+    module = path.with_name("check.mjs")
+    shutil.copyfile(path, module)
+    check = subprocess.run([node(), "--check", str(module)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    module.unlink()
+    assert sorted(p.name for p in path.parent.iterdir()) == ["engram.js"]
+    other = project / ".opencode" if scope == "user" else home / ".config"
+    assert not other.exists()
+
+
+def test_the_plugin_runs_engram_on_the_documented_events(
+    home: Path, project: Path, capsys: Capsys
+) -> None:
+    with Memory.open(load_config(start=project)) as memory:
+        memory.remember(MEMORY)
+    assert cli(capsys, "hooks", "install", "opencode", "--scope", "project")[0] == 0
+    plugin = project / ".opencode" / "plugins" / "engram.js"
+    events = [
+        created("ses_main", project),
+        created("ses_sub", project, parentID="ses_main"),  # a sub-agent's session
+        {"type": "message.updated", "properties": {"info": {"id": "msg_1"}}},
+        {"type": "session.idle", "properties": {"sessionID": "ses_main"}},
+    ]
+    record = load_plugin(plugin, project, events)
+    assert record["exports"] == ["EngramMemory"]
+    runs = [(r["argv"], r["cwd"], r["input"], r["code"]) for r in record["runs"]]
+    assert runs == [
+        (argv("session-start"), str(project), {"cwd": str(project)}, 0),
+        (argv("session-end"), str(project), {"cwd": str(project)}, 0),
+    ]
+    assert all(r["quiet"] and r["nothrow"] for r in record["runs"])
+    [prompt] = record["prompts"]
+    assert prompt["path"] == {"id": "ses_main"}
+    assert prompt["body"]["noReply"] is True
+    [part] = prompt["body"]["parts"]
+    assert part["type"] == "text" and part["synthetic"] is True
+    assert part["text"].startswith("# Relevant memories (engram)") and MEMORY in part["text"]
+
+
+def test_a_broken_memory_sends_nothing_and_breaks_nothing(
+    home: Path, project: Path, capsys: Capsys
+) -> None:
+    (project / "engram.toml").write_text('[store]\nbackend = "no-such-store"\n', encoding="utf-8")
+    assert cli(capsys, "hooks", "install", "opencode", "--scope", "project")[0] == 0
+    plugin = project / ".opencode" / "plugins" / "engram.js"
+    record = load_plugin(plugin, project, [created("ses_1", project)])
+    assert [r["code"] for r in record["runs"]] == [0]
+    assert record["prompts"] == []
+
+
+def test_install_is_idempotent_and_uninstall_removes_only_our_file(
+    home: Path, project: Path, capsys: Capsys
+) -> None:
+    folder = home / ".config" / "opencode" / "plugins"
+    folder.mkdir(parents=True)
+    (folder / "theirs.js").write_text("export const Theirs = async () => ({})\n")
+    assert cli(capsys, "hooks", "install", "opencode")[0] == 0
+    first = (folder / "engram.js").read_bytes()
+    code, out, _ = cli(capsys, "hooks", "install", "opencode")
+    assert (code, out.strip()) == (0, f"{folder / 'engram.js'}: unchanged")
+    assert (folder / "engram.js").read_bytes() == first
+    code, out, _ = cli(capsys, "hooks", "uninstall", "opencode")
+    assert (code, out.strip()) == (0, f"{folder / 'engram.js'}: remove")
+    assert sorted(p.name for p in folder.iterdir()) == ["theirs.js"]
+    code, out, _ = cli(capsys, "hooks", "uninstall", "opencode")
+    assert (code, out.strip()) == (0, f"{folder / 'engram.js'}: unchanged")
+
+
+def test_a_plugin_file_we_did_not_write_is_left_alone(
+    home: Path, project: Path, capsys: Capsys
+) -> None:
+    path = project / ".opencode" / "plugins" / "engram.js"
+    path.parent.mkdir(parents=True)
+    path.write_text("export const Mine = async () => ({})\n", encoding="utf-8")
+    for command in ("install", "uninstall"):
+        code, out, err = cli(capsys, "hooks", command, "opencode", "--scope", "project")
+        assert code == 1 and out == ""
+        assert str(path) in err and "not written by engram" in err
+        assert path.read_text(encoding="utf-8") == "export const Mine = async () => ({})\n"
+
+
+def test_dry_run_shows_the_file_and_writes_nothing(
+    home: Path, project: Path, capsys: Capsys
+) -> None:
+    code, out, _ = cli(capsys, "hooks", "install", "opencode", "--scope", "project", "--dry-run")
+    path = project / ".opencode" / "plugins" / "engram.js"
+    assert code == 0 and not (project / ".opencode").exists()
+    assert out.startswith(f"--- /dev/null\n+++ {path}\n@@ -0,0 +1,")
+    shown = "".join(line[1:] for line in out.splitlines(True)[3:])
+    assert shown == opencode.render([ENGRAM])
+    assert cli(capsys, "hooks", "install", "opencode", "--scope", "project")[0] == 0
+    code, out, _ = cli(capsys, "hooks", "uninstall", "opencode", "--scope", "project", "--dry-run")
+    assert out.startswith(f"--- {path}\n+++ /dev/null\n") and path.exists()
+
+
+def test_xdg_config_home_moves_the_user_plugin_folder(
+    home: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Capsys
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    assert cli(capsys, "hooks", "install", "opencode")[0] == 0
+    assert (tmp_path / "xdg" / "opencode" / "plugins" / "engram.js").is_file()
+    assert not (home / ".config").exists()

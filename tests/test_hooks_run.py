@@ -1,0 +1,193 @@
+"""``engram hooks run``, run as the host runs it: a real subprocess of the installed ``engram``
+on a real project (SQLite store, hash embedder). A good project gives the recall block (Claude
+Code's SessionStart JSON, or plain text); anything broken (unknown store, unreadable config,
+corrupt index, a store locked by another process, an embedder that never answers) gives exit 0,
+one ``engram: memory unavailable: …`` line on stderr and nothing on stdout, within the cap."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from agent_support import copy_fixtures
+from engram.config import load_config
+from engram.memory import Memory
+
+ENGRAM = Path(sys.executable).parent / "engram"
+MEMORY = "Deploys go out on Tuesdays after the change review."
+WARNING = "engram: memory unavailable: "
+SQLITE = '[embedder]\nprovider = "hash"\n[store]\nbackend = "sqlite"\n'
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+    seconds: float
+
+    def failed_quietly(self) -> str:
+        """Exit 0, stdout clean, exactly one warning line: returns the reason it gives."""
+        assert self.code == 0, self.err
+        assert self.out == "", f"stdout must stay clean for the host, got {self.out!r}"
+        lines = self.err.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(WARNING), self.err
+        return lines[0].removeprefix(WARNING)
+
+
+def run_hook(*args: str, cwd: Path, stdin: str = "", home: Path | None = None) -> Run:
+    env = dict(os.environ)
+    if home is not None:
+        env["HOME"] = str(home)
+    start = time.monotonic()
+    proc = subprocess.run(
+        [str(ENGRAM), "hooks", "run", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - start)
+
+
+def project(root: Path, toml: str = SQLITE) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "engram.toml").write_text(toml, encoding="utf-8")
+    return root
+
+
+def remember(root: Path, text: str = MEMORY) -> None:
+    with Memory.open(load_config(start=root)) as memory:
+        memory.remember(text)
+
+
+@pytest.fixture
+def good(tmp_path: Path) -> Path:
+    root = project(tmp_path / "shop")
+    remember(root)
+    return root
+
+
+def test_session_start_gives_claude_code_the_block_as_additional_context(
+    good: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    payload = {"session_id": "abc", "cwd": str(good), "hook_event_name": "SessionStart"}
+    # Started from another folder: the project is the one the host's cwd names.
+    run = run_hook(
+        "session-start", "--host", "claude-code", cwd=elsewhere, stdin=json.dumps(payload)
+    )
+    assert run.code == 0, run.err
+    output = json.loads(run.out)
+    assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    context = output["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("# Relevant memories (engram)") and MEMORY in context
+    assert "memory/note/" in context
+    assert WARNING not in run.err
+
+
+def test_session_start_prints_plain_text_for_other_hosts_and_tolerates_garbage(
+    good: Path,
+) -> None:
+    for stdin in ("", "not json {", "[1, 2]", '{"cwd": 42}'):
+        run = run_hook("session-start", "--host", "opencode", cwd=good, stdin=stdin)
+        assert run.code == 0, run.err
+        assert run.out.startswith("# Relevant memories (engram)") and MEMORY in run.out
+
+
+def test_session_start_with_no_memory_prints_nothing(tmp_path: Path) -> None:
+    run = run_hook("session-start", "--host", "claude-code", cwd=project(tmp_path / "empty"))
+    assert (run.code, run.out) == (0, "")
+    assert WARNING not in run.err
+
+
+def test_an_unknown_store_plugin_is_one_warning_and_exit_0(tmp_path: Path) -> None:
+    root = project(tmp_path / "p", '[store]\nbackend = "no-such-store"\n')
+    for event in ("session-start", "session-end"):
+        why = run_hook(event, "--host", "claude-code", cwd=root).failed_quietly()
+        assert "no-such-store" in why
+
+
+def test_a_config_that_is_not_toml_is_one_warning_and_exit_0(tmp_path: Path) -> None:
+    root = project(tmp_path / "p", "[store\nbackend = \n")
+    why = run_hook("session-start", "--host", "claude-code", cwd=root).failed_quietly()
+    assert "engram.toml" in why
+
+
+def test_a_corrupt_sqlite_index_never_reaches_the_host(good: Path) -> None:
+    index = good / ".engram" / "index.sqlite"
+    for side in good.joinpath(".engram").glob("index.sqlite-*"):
+        side.unlink()
+    index.write_bytes(b"this is not a database" * 100)
+    run = run_hook("session-start", "--host", "claude-code", cwd=good)
+    why = run.failed_quietly()
+    assert str(index.resolve()) in why and "damaged" in why and "engram rebuild" in why
+
+
+def test_a_store_locked_by_another_process_is_cut_at_the_timeout(good: Path) -> None:
+    toml = good / "engram.toml"
+    toml.write_text(SQLITE + "busy_timeout_ms = 600000\n", encoding="utf-8")
+    holder = sqlite3.connect(good / ".engram" / "index.sqlite", isolation_level=None)
+    try:
+        holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+        holder.execute("BEGIN EXCLUSIVE")
+        holder.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        run = run_hook("session-start", "--host", "claude-code", "--timeout", "2", cwd=good)
+    finally:
+        holder.close()
+    assert "no answer within 2 s" in run.failed_quietly()
+    assert run.seconds < 2 + 6, f"took {run.seconds:.1f}s"
+
+
+@pytest.fixture
+def black_hole() -> Iterator[str]:
+    """An HTTP endpoint that accepts connections and never answers (the network edge)."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/v1"
+
+
+def sessions_project(root: Path, sessions: Path, embedder: str) -> Path:
+    opencode, claude = copy_fixtures(sessions)
+    return project(
+        root,
+        f'{embedder}\n[store]\nbackend = "sqlite"\n'
+        f'[sessions]\nenabled = true\nopencode_dir = "{opencode}"\nclaude_dir = "{claude}"\n',
+    )
+
+
+def test_an_embedder_that_never_answers_is_cut_at_the_timeout(
+    tmp_path: Path, black_hole: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    embedder = f'[embedder]\nprovider = "openai"\nbase_url = "{black_hole}"\ntimeout = 600'
+    root = sessions_project(tmp_path / "p", tmp_path / "agents", embedder)
+    run = run_hook("session-end", "--host", "claude-code", "--timeout", "2", cwd=root)
+    assert "no answer within 2 s" in run.failed_quietly()
+    assert run.seconds < 2 + 6, f"took {run.seconds:.1f}s"
+
+
+def test_session_end_indexes_the_transcripts(tmp_path: Path) -> None:
+    root = sessions_project(tmp_path / "p", tmp_path / "agents", '[embedder]\nprovider = "hash"')
+    payload = {"session_id": "x", "cwd": str(root), "reason": "prompt_input_exit"}
+    run = run_hook("session-end", "--host", "claude-code", cwd=tmp_path, stdin=json.dumps(payload))
+    assert (run.code, run.out) == (0, "")
+    assert WARNING not in run.err and "captured" in run.err
+    with Memory.open(load_config(start=root)) as memory:
+        documents = memory.store.list_documents()
+    assert any(doc.startswith("sessions/claude-code/") for doc in documents)
+    assert any(doc.startswith("sessions/opencode/") for doc in documents)
