@@ -16,9 +16,8 @@ from rich.console import Console
 from rich.table import Table
 
 from engram.cli.common import console, get_config
-from engram.config import EngramConfig
 from engram.errors import ConfigError
-from engram.usage import DEFAULT_LEDGER_PATH, GROUPS, GroupBy, UsageLedger, UsageRow
+from engram.usage import GROUPS, GroupBy, UsageLedger, UsageRow, ledger_path
 
 _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([mhdw])\s*$")
 _SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -74,13 +73,6 @@ def usage_command(
     out = console if console.is_terminal else Console(width=160)
     out.print(_table(rows, total, groups))
     out.print(f"day = UTC date; cost estimated from list prices; ledger: {path}", highlight=False)
-
-
-def ledger_path(config: EngramConfig) -> Path:
-    """Where the configured embedder records its requests: its ``ledger_path`` option, else the
-    default file, relative to the project root."""
-    raw = config.embedder.options().get("ledger_path")
-    return config.resolve(str(raw) if raw else DEFAULT_LEDGER_PATH)
 
 
 def parse_since(value: str | None) -> float | None:

@@ -30,7 +30,9 @@ from engram.usage.ledger import (
     LEDGER_FILE,
     GroupBy,
     UsageLedger,
+    UsageRequest,
     UsageRow,
+    ledger_path,
 )
 from engram.usage.options import ApiOptions, check_base_url, resolve_api_key
 from engram.usage.prices import PRICES, price_for
@@ -60,10 +62,12 @@ __all__ = [
     "RetryPolicy",
     "Tokens",
     "UsageLedger",
+    "UsageRequest",
     "UsageRow",
     "check_base_url",
     "clean_text",
     "embed_in_requests",
+    "ledger_path",
     "parse_retry_after",
     "plan_requests",
     "price_for",

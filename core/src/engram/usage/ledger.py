@@ -14,6 +14,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel
 
+from engram.config import EngramConfig
 from engram.errors import ConfigError, StoreError
 from engram.sqlite_file import SqliteFile, SqliteHandle
 
@@ -77,6 +78,28 @@ class UsageRow(BaseModel):
     avg_latency_ms: float | None = None
 
 
+class UsageRequest(BaseModel):
+    """One request of the ledger as it was recorded (the dashboard's recent activity)."""
+
+    at: float
+    provider: str
+    model: str
+    operation: str
+    input_tokens: int
+    output_tokens: int
+    requests: int
+    cost_usd: float | None
+    latency_ms: float
+    error: str | None
+
+
+def ledger_path(config: EngramConfig) -> Path:
+    """Where the configured embedder records its requests: its ``ledger_path`` option, else the
+    default file, relative to the project root."""
+    raw = config.embedder.options().get("ledger_path")
+    return config.resolve(str(raw) if raw else DEFAULT_LEDGER_PATH)
+
+
 class UsageLedger(SqliteHandle):
     """One SQLite file of API requests, created on first write.
 
@@ -132,6 +155,19 @@ class UsageLedger(SqliteHandle):
                 self.write_errors += 1
                 if self.write_errors == 1:
                     log.warning("usage ledger %s not written (requests go on): %s", self.path, exc)
+
+    def recent(self, limit: int = 50) -> list[UsageRequest]:
+        """The newest ``limit`` requests, newest first (none when the file does not exist)."""
+        if not self.path.exists():
+            return []
+        with self._connection("read") as db:
+            rows = db.execute(
+                "SELECT at, provider, model, operation, input_tokens, output_tokens, requests, "
+                "cost_usd, latency_ms, error FROM requests ORDER BY at DESC LIMIT ?",
+                (int(limit),),
+            ).fetchall()
+        fields = list(UsageRequest.model_fields)
+        return [UsageRequest(**dict(zip(fields, row, strict=True))) for row in rows]
 
     def summary(
         self, group_by: Sequence[GroupBy] = GROUPS, since: float | None = None

@@ -1,0 +1,186 @@
+"""The dashboard's HTML, rendered on the server from the same data as ``/api/``. Every value
+that came from a file, a query or a store is escaped: a memory titled ``<script>`` is text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from html import escape
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from engram.dashboard.chart import bar_chart
+
+STYLE = """
+body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1d2329;background:#f6f7f9}
+header{background:#1d2f45;color:#fff;padding:10px 24px;display:flex;gap:22px;align-items:center}
+header a{color:#dfe9f5;text-decoration:none}header strong{font-size:18px;margin-right:12px}
+main{padding:18px 24px;max-width:1100px}table{border-collapse:collapse;width:100%;background:#fff}
+td,th{border-bottom:1px solid #e2e5ea;padding:6px 8px;text-align:left;vertical-align:top}
+.tag{display:inline-block;background:#e3ecf7;border-radius:10px;padding:0 8px;margin:2px}
+.err{color:#a4262c;font-weight:600}.muted{color:#6b7480}pre{white-space:pre-wrap;
+background:#fff;padding:12px;border:1px solid #e2e5ea}form{margin:0 0 14px}
+input[type=search]{width:420px;padding:6px}.hit{background:#fff;border:1px solid #e2e5ea;
+padding:8px 12px;margin:8px 0}.history{opacity:.65}
+"""
+NAV = [
+    ("/", "Memories"),
+    ("/index", "Index"),
+    ("/usage", "Usage"),
+    ("/activity", "Activity"),
+]
+
+
+def page(title: str, body: str) -> str:
+    links = "".join(f'<a href="{href}">{escape(name)}</a>' for href, name in NAV)
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        f"<title>{escape(title)} · engram</title><style>{STYLE}</style></head>"
+        f"<body><header><strong>engram</strong>{links}</header><main>"
+        f"<h1>{escape(title)}</h1>{body}</main></body></html>"
+    )
+
+
+def search_form(query: str) -> str:
+    return (
+        '<form action="/" method="get" role="search">'
+        f'<input type="search" name="q" value="{escape(query)}" '
+        'placeholder="search notes, memories, sessions" autofocus> '
+        '<button type="submit">Search</button></form>'
+    )
+
+
+def memories_page(data: dict[str, Any], query: str, results: dict[str, Any] | None) -> str:
+    counts = " ".join(
+        f'<a class="tag" href="/?{urlencode({"type": t})}">{escape(t)}: {n}</a>'
+        for t, n in data["by_type"].items()
+    )
+    scopes = " ".join(
+        f'<a class="tag" href="/?{urlencode({"scope": s})}">{escape(s)}: {n}</a>'
+        for s, n in data["by_scope"].items()
+    )
+    body = search_form(query)
+    if results is not None:
+        body += search_results(results)
+    body += f"<p>By type: {counts or '<span class=muted>none yet</span>'}</p>"
+    body += f"<p>By scope: {scopes or '<span class=muted>none yet</span>'} "
+    body += f'<span class="muted">({data["history"]} in history)</span></p>'
+    rows = [
+        [
+            f'<a href="/memory/{quote(m["id"] or m["path"], safe="")}">{escape(m["title"])}</a>',
+            escape(m["type"] or ""),
+            escape(m["scope"] or ""),
+            escape(m["created_at"] or ""),
+            escape(m["status"]),
+        ]
+        for m in data["memories"]
+    ]
+    return page("Memories", body + table(["title", "type", "scope", "created", "status"], rows))
+
+
+def search_results(results: dict[str, Any]) -> str:
+    out = [f'<section id="results"><h2>Results for “{escape(results["query"])}”</h2>']
+    if results["degraded"]:
+        out.append(f'<p class="err">{escape("; ".join(results["warnings"]))}</p>')
+    if not results["hits"]:
+        out.append('<p class="muted">Nothing found.</p>')
+    for hit in results["hits"]:
+        out.append(
+            f'<div class="hit"><strong>{escape(hit["title"])}</strong> '
+            f'<span class="muted">{escape(hit["path"])} · {escape(str(hit["source"]))} · '
+            f"score {hit['score']}</span><br>{escape(hit['snippet'])}</div>"
+        )
+    return "".join(out) + "</section>"
+
+
+def memory_page(data: dict[str, Any]) -> str:
+    m = data["memory"]
+    front = "".join(
+        f"<tr><th>{escape(str(k))}</th><td>{escape(str(v))}</td></tr>"
+        for k, v in data["frontmatter"].items()
+    )
+    chain = [
+        [
+            f'<a href="/memory/{quote(c["id"] or c["path"], safe="")}">{escape(c["title"])}</a>',
+            escape(c["status"]),
+            escape(c["created_at"] or ""),
+            escape(c["superseded_by"] or ""),
+        ]
+        for c in data["chain"]
+    ]
+    body = (
+        f'<p class="muted">{escape(m["path"])}</p><pre>{escape(data["text"])}</pre>'
+        f"<h2>Frontmatter</h2><table>{front}</table>"
+        "<h2>History</h2><p class=muted>Oldest first; superseded memories stay as history.</p>"
+        + table(["memory", "status", "created", "superseded by"], chain)
+    )
+    return page(m["title"], body)
+
+
+def index_page(data: dict[str, Any]) -> str:
+    rows = [
+        [
+            escape(name),
+            str(s["documents"]),
+            str(s["chunks"]),
+            str(s["pending"]),
+            escape(s["last_indexed"] or ""),
+        ]
+        for name, s in data["sources"].items()
+    ]
+    body = (
+        f"<p>Store <strong>{escape(data['store'])}</strong>, embedder "
+        f"<strong>{escape(data['embedder'])}</strong>; index built with "
+        f"{escape(data['identity'] or 'nothing yet')}. {data['documents']} documents, "
+        f"{data['chunks']} chunks.</p>"
+        + table(["source", "documents", "chunks", "keyword-only", "last indexed"], rows)
+    )
+    return page("Index", body)
+
+
+def usage_page(data: dict[str, Any]) -> str:
+    days = data["days"]
+    cost = sum(d["cost_usd"] or 0.0 for d in days)
+    body = f'<p class="muted">From the usage ledger {escape(data["ledger"])}.</p>'
+    if data.get("error"):
+        body += f'<p class="err">{escape(data["error"])}</p>'
+    body += "<h2>Tokens per day</h2>" + bar_chart(days, "tokens", "tokens")
+    body += "<h2>Estimated cost per day (USD)</h2>" + bar_chart(days, "cost_usd", "USD")
+    rows = [
+        [
+            escape(str(d["day"])),
+            str(d["requests"]),
+            str(d["errors"]),
+            str(d["tokens"]),
+            "" if d["cost_usd"] is None else f"{d['cost_usd']:.4f}",
+        ]
+        for d in days
+    ]
+    body += f"<p>Last 30 days: {sum(d['requests'] for d in days)} requests, ${cost:.4f}.</p>"
+    return page("Usage", body + table(["day", "requests", "errors", "tokens", "USD"], rows))
+
+
+def activity_page(data: dict[str, Any]) -> str:
+    rows = [
+        [
+            escape(e["when"] or ""),
+            escape(e["kind"]),
+            escape(e["what"]),
+            f'<span class="err">{escape(e["error"])}</span>' if e["error"] else "",
+        ]
+        for e in data["events"]
+    ]
+    body = f"<p>{data['errors']} errors among the latest {len(rows)} events.</p>"
+    return page("Activity", body + table(["when", "what happened", "", "error"], rows))
+
+
+def not_found(message: str) -> str:
+    return page("Not found", f'<p class="err">{escape(message)}</p>')
+
+
+def table(headings: Iterable[str], rows: list[list[str]]) -> str:
+    """A table of cells that are already escaped HTML."""
+    if not rows:
+        return '<p class="muted">Nothing here yet.</p>'
+    head = "".join(f"<th>{escape(h)}</th>" for h in headings)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"

@@ -1,0 +1,119 @@
+"""The dashboard's pages and their JSON twins over a real memory (SQLite, the local embedder),
+through starlette's test client: what each shows, escaping, and that nothing can be written."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from engram.collections import CollectionDocument
+from engram.dashboard.app import build_app
+from engram.dashboard.data import DashboardData
+from engram.memory import Memory
+from engram.usage import UsageLedger, ledger_path
+from support import MemoryFactory, write_vault
+
+DAY = 86_400
+
+
+@pytest.fixture
+def memory(open_memory: MemoryFactory, tmp_path: Path) -> Memory:
+    write_vault(tmp_path, {"notes/billing.md": "# Billing\n\nThe billing service retries.\n"})
+    memory = open_memory(embedder="local")
+    memory.index()
+    return memory
+
+
+@pytest.fixture
+def client(memory: Memory) -> Iterator[TestClient]:
+    with TestClient(build_app(DashboardData(memory))) as test_client:
+        yield test_client
+
+
+def test_health_names_the_project_store_and_documents(client: TestClient, tmp_path: Path) -> None:
+    health = client.get("/api/health").json()
+    assert health["status"] == "ok" and health["store"] == "sqlite"
+    assert health["project"] == str(tmp_path.resolve()) and health["documents"] == 1
+
+
+def test_memories_by_type_and_scope_and_search(client: TestClient, memory: Memory) -> None:
+    memory.remember("Deploys go out on Tuesdays after the change review.", type="decision")
+    memory.remember("The user likes short answers.", type="preference", scope="user")
+    data = client.get("/api/memories").json()
+    assert data["by_type"] == {"decision": 1, "preference": 1}
+    assert data["by_scope"] == {"project": 1, "user": 1}
+    assert [m["type"] for m in client.get("/api/memories?scope=user").json()["memories"]] == [
+        "preference"
+    ]
+    page = client.get("/", params={"q": "when do deploys go out"}).text
+    assert "Results for" in page and "Deploys go out on Tuesdays" in page
+    hits = client.get("/api/search", params={"q": "billing retries"}).json()["hits"]
+    assert hits[0]["path"] == "notes/billing.md"
+
+
+def test_a_memorys_page_shows_its_history(client: TestClient, memory: Memory) -> None:
+    old = memory.remember("The user prefers tabs over spaces in Go code.", type="preference")
+    new = memory.remember("The user prefers spaces over tabs in Go code.", type="preference")
+    assert new.superseded == [old.id]
+    data = client.get(f"/api/memory/{old.id}").json()
+    assert [(m["id"], m["status"]) for m in data["chain"]] == [
+        (old.id, "superseded"),
+        (new.id, "live"),
+    ]
+    assert data["frontmatter"]["superseded_by"] == new.id and "tabs over spaces" in data["text"]
+    page = client.get(f"/memory/{old.id}").text
+    assert "History" in page and "superseded" in page and new.id in page
+    assert client.get("/api/memories").json()["history"] == 1
+
+
+def test_index_stats_per_source(client: TestClient, memory: Memory) -> None:
+    memory.remember("Deploys go out on Tuesdays.", type="decision")
+    memory.collection("docs").add([CollectionDocument(id="a", text="A collection document.")])
+    data = client.get("/api/index").json()
+    assert data["sources"]["notes and memories"]["documents"] == 2
+    assert data["sources"]["collections"]["documents"] == 1
+    assert data["chunks"] == sum(s["chunks"] for s in data["sources"].values())
+    assert "local" in (data["identity"] or "")
+    assert "notes and memories" in client.get("/index").text
+
+
+def test_usage_over_time_is_a_plot_and_errors_show_in_activity(
+    client: TestClient, memory: Memory
+) -> None:
+    now = time.time()
+    with UsageLedger(ledger_path(memory.config)) as book:
+        book.record("openai", "text-embedding-3-small", 1200, cost_usd=0.0024, at=now - 2 * DAY)
+        book.record("openai", "text-embedding-3-small", 300, cost_usd=0.0006, at=now - DAY)
+        book.record("voyage", "voyage-3", 0, error="HTTP 429", at=now - 60)
+    usage = client.get("/api/usage").json()
+    assert [d["tokens"] for d in usage["days"]] == [1200, 300, 0]
+    page = client.get("/usage").text
+    assert page.count("<svg") == 2 and page.count("<rect") >= 4 and "1200 tokens" in page
+    activity = client.get("/api/activity").json()
+    assert activity["errors"] >= 1
+    assert any(e["error"] == "HTTP 429" and "voyage" in e["what"] for e in activity["events"])
+    assert "HTTP 429" in client.get("/activity").text
+
+
+def test_everything_shown_is_escaped(client: TestClient, memory: Memory) -> None:
+    stored = memory.remember("<script>alert('x')</script> <img src=x onerror=alert(1)>")
+    for url in ("/", f"/memory/{stored.id}", "/?q=script+alert", "/activity"):
+        page = client.get(url).text
+        assert "<script>alert" not in page and "<img src=x" not in page, url
+        assert "&lt;script&gt;" in page, url
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH"])
+@pytest.mark.parametrize("url", ["/", "/api/health", "/api/memories", "/memory/x"])
+def test_nothing_can_be_written(client: TestClient, method: str, url: str) -> None:
+    assert client.request(method, url).status_code == 405
+
+
+def test_an_unknown_memory_is_404_not_a_server_error(client: TestClient) -> None:
+    answer = client.get("/api/memory/20990101-000000-abcdef")
+    assert answer.status_code == 404 and "no memory" in answer.json()["error"]
+    assert client.get("/memory/nope").status_code == 404
