@@ -3,6 +3,9 @@ through starlette's test client: what each shows, escaping, and that nothing can
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -117,3 +120,25 @@ def test_an_unknown_memory_is_404_not_a_server_error(client: TestClient) -> None
     answer = client.get("/api/memory/20990101-000000-abcdef")
     assert answer.status_code == 404 and "no memory" in answer.json()["error"]
     assert client.get("/memory/nope").status_code == 404
+
+
+def test_without_the_extra_the_command_says_what_to_install(tmp_path: Path) -> None:
+    """A Python where uvicorn cannot be imported (a package of that name that fails, first on
+    the path) gets the install hint, not a traceback."""
+    fake = tmp_path / "no-uvicorn" / "uvicorn"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'uvicorn'\", name='uvicorn')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(fake.parent)}
+    result = subprocess.run(
+        [sys.executable, "-m", "engram", "dashboard"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1 and "pip install 'engram[dashboard]'" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -37,6 +37,8 @@ def dashboard_command(
     """Serve memories (by type and scope, with search and history), index stats, usage and
     cost over time and recent activity on http://127.0.0.1:8765, read-only. Ctrl+C stops it."""
     try:
+        import uvicorn  # noqa: F401  (served with it; checked here to say what to install)
+
         from engram.dashboard.app import build_app
         from engram.dashboard.data import DashboardData
         from engram.dashboard.server import already_running, bind, check_host, serve
