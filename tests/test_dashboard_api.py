@@ -16,6 +16,7 @@ from starlette.testclient import TestClient
 from engram.collections import CollectionDocument
 from engram.dashboard.app import build_app
 from engram.dashboard.data import DashboardData
+from engram.lifecycle.captures import CaptureLog
 from engram.memory import Memory
 from engram.usage import UsageLedger, ledger_path
 from support import MemoryFactory, write_vault
@@ -77,11 +78,16 @@ def test_index_stats_per_source(client: TestClient, memory: Memory) -> None:
     memory.remember("Deploys go out on Tuesdays.", type="decision")
     memory.collection("docs").add([CollectionDocument(id="a", text="A collection document.")])
     data = client.get("/api/index").json()
-    assert data["sources"]["notes and memories"]["documents"] == 2
-    assert data["sources"]["collections"]["documents"] == 1
+    assert {name: s["documents"] for name, s in data["sources"].items()} == {
+        "collections": 1,
+        "memories": 1,
+        "vault notes": 1,
+    }
     assert data["chunks"] == sum(s["chunks"] for s in data["sources"].values())
+    assert data["embedding_cache"]["entries"] >= 3
     assert "local" in (data["identity"] or "")
-    assert "notes and memories" in client.get("/index").text
+    page = client.get("/index").text
+    assert "vault notes" in page and "Embedding cache:" in page
 
 
 def test_usage_over_time_is_a_plot_and_errors_show_in_activity(
@@ -97,9 +103,26 @@ def test_usage_over_time_is_a_plot_and_errors_show_in_activity(
     page = client.get("/usage").text
     assert page.count("<svg") == 2 and page.count("<rect") >= 4 and "1200 tokens" in page
     activity = client.get("/api/activity").json()
-    assert activity["errors"] >= 1
+    assert activity["errors"] >= 1 and "no log file" in activity["not_recorded"]
     assert any(e["error"] == "HTTP 429" and "voyage" in e["what"] for e in activity["events"])
     assert "HTTP 429" in client.get("/activity").text
+
+
+def test_activity_shows_what_engram_records(client: TestClient, memory: Memory) -> None:
+    """Newest first: a memory written, then found by a search (the access log), a session
+    captured (the capture log), and a document indexed."""
+    stored = memory.remember("Deploys go out on Tuesdays after the change review.")
+    memory.search("when do deploys go out")
+    with CaptureLog(memory.memory_dir) as log:
+        log.record("sessions/claude/abc.jsonl", 12, time.time() + 5)
+    events = client.get("/api/activity").json()["events"]
+    kinds = [e["kind"] for e in events]
+    assert kinds[0] == "session captured" and "12 turns" in events[0]["what"]
+    assert kinds.index("memory found") < kinds.index("memory written")
+    found = events[kinds.index("memory found")]
+    assert stored.title in found["what"] and "found once" in found["what"]
+    assert any(e["kind"] == "indexed" and "vault notes" in e["what"] for e in events)
+    assert [e["at"] for e in events] == sorted((e["at"] for e in events), reverse=True)
 
 
 def test_everything_shown_is_escaped(client: TestClient, memory: Memory) -> None:
@@ -114,6 +137,48 @@ def test_everything_shown_is_escaped(client: TestClient, memory: Memory) -> None
 @pytest.mark.parametrize("url", ["/", "/api/health", "/api/memories", "/memory/x"])
 def test_nothing_can_be_written(client: TestClient, method: str, url: str) -> None:
     assert client.request(method, url).status_code == 405
+
+
+def test_reading_every_page_changes_no_file(
+    client: TestClient, memory: Memory, tmp_path: Path
+) -> None:
+    """Read-only in effect, not only in its methods: after every page and JSON twin, every
+    file of the project and the user folder is byte for byte the same (memories, index, access
+    and capture logs, ledger). The one exception is engram's own search: it caches the query's
+    vector in the embedding cache, as ``engram search`` does (docs/dashboard.md)."""
+    stored = memory.remember("Deploys go out on Tuesdays after the change review.")
+    with UsageLedger(ledger_path(memory.config)) as book:
+        book.record("openai", "text-embedding-3-small", 100, cost_usd=0.0002)
+    client.get("/api/health")  # the first request opens what a server keeps open
+    before = snapshot(tmp_path, Path(os.environ["XDG_DATA_HOME"]))
+    watched = {str(tmp_path / name) for name in (".engram/index.sqlite", ".engram/usage.sqlite")}
+    assert watched | {str(tmp_path / stored.path)} <= set(before)
+    for url in [
+        "/",
+        "/?q=deploys",
+        f"/memory/{stored.id}",
+        "/index",
+        "/usage",
+        "/activity",
+        *(f"/api/{name}" for name in ("health", "memories", "index", "usage", "activity")),
+        "/api/search?q=deploys",
+        f"/api/memory/{stored.id}",
+    ]:
+        assert client.get(url).status_code == 200, url
+    assert snapshot(tmp_path, Path(os.environ["XDG_DATA_HOME"])) == before
+
+
+def snapshot(*roots: Path) -> dict[str, bytes]:
+    """Every file's bytes, but SQLite's shared-memory index (-shm), which readers update, and
+    the embedding cache, which a search adds its query's vector to."""
+    return {
+        str(path): path.read_bytes()
+        for root in roots
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+        and not path.name.endswith("-shm")
+        and not path.name.startswith("embeddings.sqlite")
+    }
 
 
 def test_an_unknown_memory_is_404_not_a_server_error(client: TestClient) -> None:

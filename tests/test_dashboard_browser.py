@@ -4,6 +4,7 @@ its screenshots checked for content: the page's size, and more than a blank page
 
 from __future__ import annotations
 
+import contextlib
 import io
 import shutil
 import signal
@@ -75,13 +76,12 @@ def healthy(url: str) -> bool:
         return False
 
 
-@pytest.fixture
-def dashboard(project: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """``engram dashboard`` on a free port, up and answering; stopped afterwards."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
+@contextlib.contextmanager
+def started(project: Path, url: str, *args: str) -> Iterator[subprocess.Popen[str]]:
+    """``engram dashboard ARGS`` up and answering at ``url``; interrupted (then killed if it
+    hangs) when the block ends, whatever happened in it."""
     server = subprocess.Popen(
-        [ENGRAM, "dashboard", "--port", str(port)],
+        [ENGRAM, "dashboard", *args],
         cwd=project,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -93,7 +93,7 @@ def dashboard(project: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
             assert server.poll() is None, f"dashboard exited: {server.communicate()}"
             assert time.monotonic() < deadline, "dashboard did not answer within 60 s"
             time.sleep(0.2)
-        yield url, server
+        yield server
     finally:
         if server.poll() is None:
             server.send_signal(signal.SIGINT)
@@ -102,6 +102,18 @@ def dashboard(project: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
+        for stream in (server.stdout, server.stderr):
+            if stream:
+                stream.close()
+
+
+@pytest.fixture
+def dashboard(project: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """``engram dashboard`` on a free port, up and answering; stopped afterwards."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with started(project, url, "--port", str(port)) as server:
+        yield url, server
 
 
 @pytest.fixture
@@ -146,8 +158,8 @@ def screenshot(driver: webdriver.Chrome, tmp_path: Path, name: str) -> Image.Ima
 
 
 def assert_not_blank(image: Image.Image, driver: webdriver.Chrome) -> None:
-    width = driver.execute_script("return window.innerWidth")
-    assert image.width == width and image.height > 300
+    width, height = driver.execute_script("return [window.innerWidth, window.innerHeight]")
+    assert (image.width, image.height) == (width, height) and height > 300
     colours = image.convert("RGB").getcolors(maxcolors=1_000_000) or []
     assert len(colours) > 20, "the screenshot is (nearly) blank"
 
@@ -182,6 +194,21 @@ def test_usage_page_draws_the_plot(
     assert any(c == bar_blue for _, c in image.convert("RGB").getcolors(1_000_000) or [])
 
 
+def test_index_and_activity_pages_show_the_project(
+    dashboard: tuple[str, subprocess.Popen[str]], browser: webdriver.Chrome, tmp_path: Path
+) -> None:
+    url, _ = dashboard
+    browser.get(f"{url}/index")
+    rows = [r.text for r in browser.find_elements(By.CSS_SELECTOR, "tbody tr")]
+    assert any(r.startswith("memories 1 1 0") for r in rows), rows
+    assert "Store sqlite, embedder hash" in browser.find_element(By.TAG_NAME, "main").text
+    assert_not_blank(screenshot(browser, tmp_path, "dashboard-index.png"), browser)
+    browser.get(f"{url}/activity")
+    kinds = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "tbody td:nth-child(2)")]
+    assert "memory written" in kinds and kinds.count("embed request") == 3
+    assert_not_blank(screenshot(browser, tmp_path, "dashboard-activity.png"), browser)
+
+
 def test_a_second_start_says_already_running(
     dashboard: tuple[str, subprocess.Popen[str]], project: Path
 ) -> None:
@@ -194,14 +221,24 @@ def test_a_second_start_says_already_running(
     assert server.poll() is None and healthy(url)
 
 
+def test_allow_remote_serves_elsewhere_with_a_warning(project: Path) -> None:
+    port = free_port()
+    args = ("--host", "0.0.0.0", "--allow-remote", "--port", str(port))
+    with started(project, f"http://127.0.0.1:{port}", *args) as server:
+        server.send_signal(signal.SIGINT)
+        _, err = server.communicate(timeout=30)
+    assert server.returncode == 130
+    assert "warning:" in err and "reads every memory" in err and "Traceback" not in err
+
+
 def test_ctrl_c_stops_it_like_any_command(
     dashboard: tuple[str, subprocess.Popen[str]], project: Path
 ) -> None:
     url, server = dashboard
     assert (project / ".engram" / "dashboard.json").is_file()
     server.send_signal(signal.SIGINT)
-    assert server.wait(timeout=30) == 130
-    assert "Traceback" not in server.stderr.read() if server.stderr else True
+    _, err = server.communicate(timeout=30)
+    assert server.returncode == 130 and "Traceback" not in err
     assert not (project / ".engram" / "dashboard.json").exists() and not healthy(url)
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from engram.cli.common import console, open_memory
+from engram.cli.common import console, open_memory, print_labelled
 from engram.errors import ConfigError
 
 DASHBOARD_EXTRA = "pip install 'engram[dashboard]'"
@@ -41,11 +41,19 @@ def dashboard_command(
 
         from engram.dashboard.app import build_app
         from engram.dashboard.data import DashboardData
-        from engram.dashboard.server import already_running, bind, check_host, serve
+        from engram.dashboard.server import (
+            already_running,
+            bind,
+            check_host,
+            serve,
+            url_for,
+        )
     except ImportError as exc:
         raise ConfigError(f"the dashboard needs {exc.name!r}; {DASHBOARD_EXTRA}") from None
-    check_host(host, allow_remote=allow_remote)
-    url = f"http://{host}:{port}"
+    warning = check_host(host, allow_remote=allow_remote)
+    if warning:
+        print_labelled("warning:", warning)
+    url = url_for(host, port)
     with open_memory(ctx) as memory:
         project = memory.config.root.resolve()
         running = already_running(project, url)

@@ -9,12 +9,13 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from datetime import UTC, datetime
-from pathlib import Path
+from dataclasses import asdict
 from typing import Any
 
 from engram import __version__
 from engram.chunking import read_frontmatter
+from engram.dashboard import activity
+from engram.dashboard.sources import SourceNamer
 from engram.errors import EngramError
 from engram.ingest.engine import chunk_ids
 from engram.memory import Memory
@@ -32,7 +33,8 @@ class DashboardData:
         self.memory = memory
         self.ledger = ledger_path(memory.config)
         config = memory.config
-        self.collections = config.resolve(config.memory.collections_dir).resolve()
+        collections = config.resolve(config.memory.collections_dir)
+        self.source_of = SourceNamer(config.root, memory.folders, collections)
         self._lock = threading.Lock()
 
     def health(self) -> dict[str, Any]:
@@ -106,15 +108,18 @@ class DashboardData:
         }
 
     def index(self) -> dict[str, Any]:
-        """Documents and chunks per source, when each source was last indexed, and the identity
-        of the index (embedder, model, dimension, chunker)."""
+        """Documents and chunks per source (vault notes, memories, collections, sessions), when
+        each was last indexed, the identity of the index (embedder, model, dimension, chunker)
+        and the embedding cache's size."""
         with self._lock:
             documents = self.memory.store.list_documents()
             chunks = self.memory.store.count()
             identity = self.memory.store.get_identity()
+            cache = self.memory.embedder.cache
+            cache_stats = asdict(cache.stats()) if cache else None
         sources: dict[str, dict[str, Any]] = {}
         for doc in documents.values():
-            name = _source_of(doc.metadata, self.collections)
+            name = self.source_of(doc.metadata)
             entry = sources.setdefault(
                 name, {"documents": 0, "chunks": 0, "pending": 0, "last_indexed": None}
             )
@@ -125,7 +130,7 @@ class DashboardData:
             if isinstance(at, int | float) and (entry["last_indexed"] or 0) < at:
                 entry["last_indexed"] = at
         for entry in sources.values():
-            entry["last_indexed"] = _when(entry["last_indexed"])
+            entry["last_indexed"] = activity.when(entry["last_indexed"])
         return {
             "store": self.memory.config.store.backend,
             "embedder": self.memory.config.embedder.provider,
@@ -133,6 +138,7 @@ class DashboardData:
             "documents": len(documents),
             "chunks": chunks,
             "sources": dict(sorted(sources.items())),
+            "embedding_cache": cache_stats,
         }
 
     def usage(self, days: int = 30) -> dict[str, Any]:
@@ -158,90 +164,21 @@ class DashboardData:
         }
 
     def activity(self, limit: int = 50) -> dict[str, Any]:
-        """What happened lately, newest first: documents indexed (and those waiting for an
-        embedder), memories written, API requests with their errors."""
-        events = [*self._index_events(), *self._memory_events(), *self._request_events(limit)]
-        events.sort(key=lambda e: e["at"], reverse=True)
-        recent = events[:limit]
-        for event in recent:
-            event["when"] = _when(event["at"])
-        return {"events": recent, "errors": sum(1 for e in recent if e["error"])}
-
-    def _index_events(self) -> list[dict[str, Any]]:
+        """What happened lately, newest first, from everything engram records durably (see
+        ``engram.dashboard.activity``): errors included, and what is not recorded said."""
         with self._lock:
             documents = self.memory.store.list_documents()
-        events = []
-        for doc_id, doc in documents.items():
-            at = doc.metadata.get("indexed_at")
-            if not isinstance(at, int | float):
-                continue
-            waiting = not doc.hash
-            events.append(
-                {
-                    "at": float(at),
-                    "kind": "indexed",
-                    "what": f"{doc_id} ({_source_of(doc.metadata, self.collections)})",
-                    "error": "stored for keyword search only: the embedder failed"
-                    if waiting
-                    else None,
-                }
-            )
-        return events
-
-    def _memory_events(self) -> list[dict[str, Any]]:
-        with self._lock:
             every = self.memory.list_memories(include_superseded=True)
-        events = []
-        for m in every:
-            at = _timestamp(m.touched_at)
-            if at is not None:
-                kind = "memory updated" if m.updated_at else "memory written"
-                events.append({"at": at, "kind": kind, "what": m.title, "error": None})
-        return events
-
-    def _request_events(self, limit: int) -> list[dict[str, Any]]:
-        try:
-            with UsageLedger(self.ledger) as book:
-                rows = book.recent(limit)
-        except EngramError as exc:
-            return [{"at": time.time(), "kind": "usage ledger", "what": "", "error": str(exc)}]
-        return [
-            {
-                "at": r.at,
-                "kind": f"{r.operation} request",
-                "what": f"{r.provider}/{r.model}, {r.input_tokens + r.output_tokens} tokens",
-                "error": r.error,
-            }
-            for r in rows
+        events = [
+            *activity.index_events(documents, self.source_of),
+            *activity.memory_events(every),
+            *activity.capture_events(self.memory.memory_dir),
+            *activity.request_events(self.ledger, limit),
         ]
+        return activity.newest(events, limit)
 
 
 def _info(m: MemoryInfo) -> dict[str, Any]:
     data = m.model_dump(mode="json")
     data["live"] = m.live
     return data
-
-
-def _source_of(metadata: dict[str, Any], collections: Path) -> str:
-    """Where a document comes from: notes and memories, sessions, or a collection."""
-    source = str(metadata.get("source", "unknown"))
-    if source != "memory":
-        return source
-    path = Path(str(metadata.get("path", "")))
-    return "collections" if path.is_relative_to(collections) else "notes and memories"
-
-
-def _timestamp(iso: str | None) -> float | None:
-    if not iso:
-        return None
-    try:
-        moment = datetime.fromisoformat(iso)
-    except ValueError:
-        return None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
-
-
-def _when(at: float | None) -> str | None:
-    if at is None:
-        return None
-    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -131,10 +131,18 @@ def index_page(data: dict[str, Any]) -> str:
         f"<p>Store <strong>{escape(data['store'])}</strong>, embedder "
         f"<strong>{escape(data['embedder'])}</strong>; index built with "
         f"{escape(data['identity'] or 'nothing yet')}. {data['documents']} documents, "
-        f"{data['chunks']} chunks.</p>"
+        f"{data['chunks']} chunks.{_cache(data['embedding_cache'])}</p>"
         + table(["source", "documents", "chunks", "keyword-only", "last indexed"], rows)
     )
     return page("Index", body)
+
+
+def _cache(stats: dict[str, Any] | None) -> str:
+    if not stats:
+        return " No embedding cache."
+    size = stats["bytes"]
+    shown = f"{size / 1e6:.1f} MB" if size >= 100_000 else f"{size / 1e3:.1f} kB"
+    return f" Embedding cache: {stats['entries']} vectors, {shown}."
 
 
 def usage_page(data: dict[str, Any]) -> str:
@@ -169,8 +177,11 @@ def activity_page(data: dict[str, Any]) -> str:
         ]
         for e in data["events"]
     ]
-    body = f"<p>{data['errors']} errors among the latest {len(rows)} events.</p>"
-    return page("Activity", body + table(["when", "what happened", "", "error"], rows))
+    body = (
+        f"<p>{data['errors']} errors among the latest {len(rows)} events.</p>"
+        f'<p class="muted">{escape(data["not_recorded"])}</p>'
+    )
+    return page("Activity", body + table(["when", "event", "what", "error"], rows))
 
 
 def not_found(message: str) -> str:

@@ -21,19 +21,34 @@ from engram.errors import ConfigError
 STATE_FILE = Path(".engram/dashboard.json")
 
 
-def check_host(host: str, *, allow_remote: bool) -> None:
-    """Loopback only, unless the user says otherwise: the pages show every memory."""
-    if allow_remote or host == "localhost":
-        return
-    try:
-        loopback = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback:
+def check_host(host: str, *, allow_remote: bool) -> str | None:
+    """Loopback only, unless the user says otherwise (the pages show every memory): a
+    ``ConfigError`` for another address, or with ``allow_remote`` the warning to print."""
+    if is_loopback(host):
+        return None
+    if not allow_remote:
         raise ConfigError(
             f"{host} is not a loopback address and the dashboard shows every memory; "
             "use 127.0.0.1, or pass --allow-remote if others on the network may read it"
         )
+    return (
+        f"listening on {host}, not loopback: anyone who reaches this address reads every memory "
+        "(there is no login)"
+    )
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def url_for(host: str, port: int) -> str:
+    """The page's address (an IPv6 address goes in brackets)."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def health_at(url: str) -> dict[str, Any] | None:
@@ -66,7 +81,7 @@ def bind(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        other = health_at(f"http://{host}:{port}")
+        other = health_at(url_for(host, port))
         who = f"the dashboard of {other.get('project')}" if other else "another program"
         raise ConfigError(
             f"cannot listen on {host}:{port} ({exc.strerror or exc}): it is used by {who}; "
