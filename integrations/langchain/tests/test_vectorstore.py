@@ -3,14 +3,17 @@ each on SQLite, LanceDB and Chroma."""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
+from engram.config import load_config
 from engram.errors import InvalidMemory
-from engram.filters import Eq
+from engram.filters import And, Contains, Eq, In, Ne, Not, Or, Range
 from engram_langchain import EngramEmbeddings, EngramRetriever, EngramVectorStore, to_filter
 from support import MemoryFactory
 
@@ -43,6 +46,17 @@ TEAM_NOTES = [
         ({"$and": [{"team": "db"}, {"n": {"$gt": 1}}]}, ["c"]),
         ({"$not": {"team": "db"}}, ["b"]),
         (Eq(field="team", value="web"), ["b"]),
+        (Ne(field="team", value="web"), ["a", "c"]),
+        (In(field="n", values=[1, 3]), ["a", "c"]),
+        (Contains(field="tags", value="backup"), ["c"]),
+        (Range(field="n", gt=1, lte=2), ["b"]),
+        (Range(field="on", lt="2026-01-01"), ["c"]),
+        (And(filters=[Eq(field="team", value="db"), Range(field="n", lt=3)]), ["a"]),
+        (Or(filters=[Eq(field="n", value=2), Contains(field="tags", value="ops")]), ["b", "c"]),
+        (Not(filter=In(field="n", values=[1, 2])), ["c"]),
+        ({"missing": {"$ne": 1}}, ["a", "b", "c"]),
+        ({"missing": {"$nin": [1]}}, ["a", "b", "c"]),
+        ({"missing": {"$in": [1]}}, []),
     ],
 )
 def test_filters(store: EngramVectorStore, flt: Any, expected: list[str]) -> None:
@@ -61,6 +75,13 @@ def test_filters(store: EngramVectorStore, flt: Any, expected: list[str]) -> Non
         ({"$xor": []}, "'$xor'"),
         ({"n": {"$in": 3}}, "takes a list"),
         ({"$and": []}, "non-empty list"),
+        ({"my key": "x"}, "'my key'.*keys match"),
+        ({"n": {"$gt": "soon"}}, "'soon' is neither a number nor an ISO date"),
+        ({"n": {"$gte": True}}, "cannot be a boolean"),
+        ({"n": {"$lt": [3]}}, "takes a number or an ISO date"),
+        ({"n": {"$in": [[1]]}}, "takes a list of strings"),
+        ({"n": {}}, "names no operator"),
+        (["n"], "a dict or an engram Filter"),
     ],
 )
 def test_an_unknown_or_malformed_filter_is_named(flt: Any, says: str) -> None:
@@ -68,8 +89,16 @@ def test_an_unknown_or_malformed_filter_is_named(flt: Any, says: str) -> None:
         to_filter(flt)
 
 
-def test_documents_survive_reopening_and_a_rebuild(open_memory: MemoryFactory) -> None:
-    EngramVectorStore(open_memory()).add_documents(TEAM_NOTES)
+def test_documents_survive_closing_reopening_and_a_rebuild(
+    open_memory: MemoryFactory, backend: str, tmp_path: Path
+) -> None:
+    config = load_config(
+        {"store": {"backend": backend}, "embedder": {"provider": "hash"}}, start=tmp_path
+    )
+    with EngramVectorStore.from_config(config) as first:
+        first.add_documents(TEAM_NOTES)
+    with EngramVectorStore.from_config(config) as reopened:
+        assert reopened.get_by_ids(["a", "b", "c"]) == TEAM_NOTES
     memory = open_memory()
     memory.rebuild()
     store = EngramVectorStore(memory)
@@ -77,6 +106,14 @@ def test_documents_survive_reopening_and_a_rebuild(open_memory: MemoryFactory) -
     assert [d.id for d in store.similarity_search("backups run nightly", k=1)] == ["c"]
     hits = memory.search("ingress traffic", mode="keyword").hits
     assert hits and hits[0].chunk.metadata["collection_id"] == "b"
+
+
+def test_private_spans_never_reach_the_embedder(store: EngramVectorStore) -> None:
+    embeddings = store.embeddings
+    public = embeddings.embed_query("token  rotated")
+    assert embeddings.embed_query("token <private>sk-123</private> rotated") == public
+    assert embeddings.embed_documents(["token <Private>x</private> rotated"]) == [public]
+    assert embeddings.embed_query("token sk-123 rotated") != public  # the secret would show
 
 
 def test_private_spans_never_reach_storage(store: EngramVectorStore) -> None:
@@ -132,3 +169,38 @@ def test_delete_without_ids_empties_the_collection(store: EngramVectorStore) -> 
     store.add_documents(TEAM_NOTES)
     store.delete()
     assert store.similarity_search("backups", k=5) == [] and store.collection.count() == 0
+
+
+def test_the_retriever_puts_each_score_in_metadata(store: EngramVectorStore) -> None:
+    store.add_documents(TEAM_NOTES)
+    found = EngramRetriever(store=store, k=3).invoke("backups run nightly")
+    assert found[0].id == "c" and found[0].metadata == {**TEAM_NOTES[2].metadata, "score": 1.0}
+    scores = [d.metadata["score"] for d in found]
+    assert scores == sorted(scores, reverse=True)
+    plain = EngramRetriever(store=store, k=3, score_key=None).invoke("backups run nightly")
+    assert plain[0] == TEAM_NOTES[2]
+    keyed = EngramRetriever(store=store, k=1, mode="keyword", score_key="relevance")
+    assert keyed.invoke("ingress", filter={"team": "web"})[0].metadata.keys() == {
+        "team",
+        "n",
+        "relevance",
+    }
+
+
+async def test_concurrent_async_calls_are_safe(store: EngramVectorStore) -> None:
+    """LangChain's async defaults run each call in a thread of the default executor, so calls
+    gathered together reach the store's connection from several threads at once."""
+    texts = [f"note {i} about topic {i % 5}" for i in range(24)]
+    added = await asyncio.gather(
+        *(store.aadd_texts([t], ids=[str(i)]) for i, t in enumerate(texts))
+    )
+    assert sorted(i for ids in added for i in ids) == sorted(map(str, range(24)))
+    searches = [store.asimilarity_search(f"topic {i}", k=3) for i in range(12)]
+    reads = [store.aget_by_ids([str(i)]) for i in range(12)]
+    deletes = [store.adelete([str(i)]) for i in range(12, 24)]
+    found, got, _ = await asyncio.gather(
+        asyncio.gather(*searches), asyncio.gather(*reads), asyncio.gather(*deletes)
+    )
+    assert all(len(docs) == 3 for docs in found)
+    assert [docs[0].page_content for docs in got] == texts[:12]
+    assert sorted(store.collection.ids(), key=int) == list(map(str, range(12)))

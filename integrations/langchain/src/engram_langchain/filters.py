@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from engram.filters import And, Contains, Eq, Filter, In, Ne, Not, Or, Range
+from pydantic import ValidationError
+
+from engram.filters import FIELD_PATTERN, And, Contains, Eq, Filter, In, Ne, Not, Or, Range
 
 FilterLike = Filter | Mapping[str, Any] | None
 
@@ -53,7 +55,7 @@ def _clause(key: str, value: Any) -> Filter:
     if key.startswith("$"):
         raise ValueError(f"unknown filter operator {key!r}; supported: {SUPPORTED}")
     if not isinstance(value, Mapping):
-        return Eq(field=key, value=value)
+        return _operator(key, "$eq", value)
     parts = [_operator(key, op, operand) for op, operand in value.items()]
     if not parts:
         raise ValueError(f"the filter on {key!r} names no operator; supported: {SUPPORTED}")
@@ -66,7 +68,28 @@ def _operator(field: str, op: str, operand: Any) -> Filter:
         raise ValueError(
             f"unknown filter operator {op!r} on {field!r}; supported: {', '.join(_FIELD_OPS)}"
         )
-    return make(field, operand)
+    try:
+        return make(field, operand)
+    except ValidationError as exc:  # engram's own check of the key or the operand
+        raise ValueError(
+            f"cannot filter {field!r} with {op} {operand!r}: {_why(op, exc)}"
+        ) from None
+
+
+def _why(op: str, exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    if first["loc"] and first["loc"][0] == "field":
+        return f"filterable metadata keys match {FIELD_PATTERN}"
+    if first["type"] == "value_error":
+        return str(first["msg"]).removeprefix("Value error, ")
+    return f"{op} takes {_OPERANDS.get(op, 'a string, number, boolean or null')}"
+
+
+_OPERANDS = {
+    **dict.fromkeys(("$gt", "$gte", "$lt", "$lte"), "a number or an ISO date"),
+    **dict.fromkeys(("$in", "$nin"), "a list of strings, numbers, booleans or nulls"),
+    "$contains": "a string, number or boolean",
+}
 
 
 def _listed(field: str, op: str, value: Any) -> list[Any]:

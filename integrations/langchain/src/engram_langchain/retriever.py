@@ -21,7 +21,10 @@ from engram_langchain.vectorstore import EngramVectorStore
 class EngramRetriever(BaseRetriever):
     """``EngramRetriever(store=store, k=4, mode="hybrid", filter={"team": "db"})``; ``k``,
     ``mode`` and ``filter`` can also be given per call: ``retriever.invoke(query, k=2)``.
-    Each document's score is in its metadata under ``score_key`` when that is set."""
+
+    Each document's score is put in its metadata under ``score_key`` (``"score"``, where
+    LangChain's guide to retriever scores puts it; it shadows a stored key of that name in the
+    results only); ``score_key=None`` returns the metadata exactly as stored."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -29,7 +32,7 @@ class EngramRetriever(BaseRetriever):
     k: int = Field(default=4, ge=1)
     mode: SearchMode = "hybrid"
     filter: Any = None
-    score_key: str | None = None
+    score_key: str | None = "score"
 
     def _get_relevant_documents(
         self,

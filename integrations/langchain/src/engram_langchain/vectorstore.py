@@ -19,25 +19,27 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore
 
 from engram.collections import Collection, CollectionDocument, CollectionHit
-from engram.config import load_config
+from engram.config import EngramConfig, load_config
 from engram.memory import Memory
 from engram.models import SearchMode
+from engram.redact import strip_private
 from engram_langchain.filters import FilterLike, to_filter
 
 DEFAULT_COLLECTION = "langchain"
 
 
 class EngramEmbeddings(Embeddings):
-    """engram's configured embedder (behind its embedding cache) as LangChain ``Embeddings``."""
+    """engram's configured embedder (behind its embedding cache) as LangChain ``Embeddings``.
+    ``<private>`` spans are removed first, as on every engram path: the embedder may be remote."""
 
     def __init__(self, memory: Memory) -> None:
         self.memory = memory
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return self.memory.embedder.embed(texts, "document")
+        return self.memory.embedder.embed([strip_private(t) for t in texts], "document")
 
     def embed_query(self, text: str) -> list[float]:
-        return self.memory.embedder.embed([text], "query")[0]
+        return self.memory.embedder.embed([strip_private(text)], "query")[0]
 
 
 class EngramVectorStore(VectorStore):
@@ -67,13 +69,26 @@ class EngramVectorStore(VectorStore):
         """The memory of the project at ``project_dir`` (default: the current folder: its
         engram.toml, the user config, ENGRAM_* variables, then ``overrides``)."""
         start = Path(project_dir).resolve() if project_dir is not None else None
-        memory = Memory.open(load_config(overrides, start=start))
-        return cls(memory, collection_name, owns_memory=True)
+        return cls.from_config(load_config(overrides, start=start), collection_name)
+
+    @classmethod
+    def from_config(
+        cls, config: EngramConfig, collection_name: str = DEFAULT_COLLECTION
+    ) -> EngramVectorStore:
+        """A store on a memory opened from ``config`` (``engram.config.load_config``), which
+        ``close()`` closes."""
+        return cls(Memory.open(config), collection_name, owns_memory=True)
 
     def close(self) -> None:
         """Close the memory if this store opened it."""
         if self._owns_memory:
             self.memory.close()
+
+    def __enter__(self) -> EngramVectorStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def embeddings(self) -> Embeddings:
