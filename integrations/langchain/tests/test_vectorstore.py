@@ -4,6 +4,7 @@ each on SQLite, LanceDB and Chroma."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +100,9 @@ def test_documents_survive_closing_reopening_and_a_rebuild(
         first.add_documents(TEAM_NOTES)
     with EngramVectorStore.from_config(config) as reopened:
         assert reopened.get_by_ids(["a", "b", "c"]) == TEAM_NOTES
+    shutil.rmtree(tmp_path / ".engram")  # every index and cache: only the markdown is left
     memory = open_memory()
+    assert EngramVectorStore(memory).similarity_search("backups", k=3) == []
     memory.rebuild()
     store = EngramVectorStore(memory)
     assert store.get_by_ids(["c"]) == [TEAM_NOTES[2]]
