@@ -141,6 +141,9 @@ def test_private_spans_never_reach_the_files(open_memory: MemoryFactory, tmp_pat
         (Doc(id="n", text="t", metadata={"x": float("nan")}), "JSON"),
         (Doc(id="o", text="t", metadata={"x": object()}), "JSON"),
         (Doc(id="z", text="a\x00b"), "NUL"),
+        (Doc(id="s", text="a\ud800b"), "surrogate"),
+        (Doc(id="\udfff", text="t"), "surrogate"),
+        (Doc(id="m", text="t", metadata={"k": ["\ud800"]}), "surrogate"),
         (Doc(id="big", text="x" * 6_000_000), "max_file_bytes"),
     ],
 )

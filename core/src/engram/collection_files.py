@@ -74,6 +74,7 @@ def render(collection: str, document_id: str, text: str, metadata: dict[str, Any
     (an id or metadata that is not JSON-like, or metadata past the frontmatter reader's
     budget), so ``get`` always returns what ``add`` was given."""
     _check_document(document_id, metadata)
+    _check_encodable(document_id, [document_id, text, *_keys(metadata), *_values(metadata)])
     if "\x00" in text:
         raise InvalidMemory(
             f"document {document_id[:80]!r}: its text holds NUL characters, which a markdown "
@@ -177,6 +178,20 @@ def _check_document(document_id: str, metadata: dict[str, Any]) -> None:
         raise InvalidMemory(f"document {document_id[:80]!r}: metadata keys must be strings")
     if any(isinstance(v, float) and not math.isfinite(v) for v in _values(metadata)):
         raise InvalidMemory(f"document {document_id[:80]!r}: metadata numbers must be finite")
+
+
+def _check_encodable(document_id: str, strings: list[object]) -> None:
+    """Lone surrogates (``"\\ud800"``) cannot be written as UTF-8: refuse them before any file
+    is written, not halfway through."""
+    for value in strings:
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidMemory(
+                    f"document {document_id[:80]!r}: {value[:40]!r} holds a lone surrogate "
+                    "character, which UTF-8 cannot store; decode the text properly first"
+                ) from None
 
 
 def _keys(value: Any) -> list[object]:
