@@ -17,8 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agent_support import RecordingEmbedder
 from engram.cache import CachedEmbedder, EmbeddingCache
 from engram.chunking import MarkdownChunker
+from engram.default_plugins.hash_embedder import HashEmbedder
 from engram.errors import DimensionMismatch, EmbedderError, InvalidVector, StoreError
 from engram.models import InputType
 from engram.protocols import Embedder
@@ -394,3 +396,15 @@ def _child_writes(cache: EmbeddingCache) -> None:
     assert cache.get_many("p", "m", 2, "document", ["parent"]) == [[1.0, 1.0]]
     cache.put_many("p", "m", 2, "document", ["child"], [[2.0, 2.0]])
     cache.close()
+
+
+def test_private_spans_never_reach_the_wrapped_embedder_or_the_cache(cache_path: Path) -> None:
+    """Whoever embeds through an open memory (ingest, search, the framework integrations'
+    embeddings), the wrapped embedder and the cache see the text without its private spans."""
+    inner = RecordingEmbedder(HashEmbedder())
+    with EmbeddingCache(cache_path) as cache:
+        cached = CachedEmbedder(inner, cache)
+        secret, public = cached.embed(["key <PRIVATE>sk-1</private > ok", "key  ok"], "query")
+        assert secret == public and inner.seen == ["key  ok"]
+        assert cached.embed(["key <private>other</private> ok"], "query") == [public]
+        assert inner.seen == ["key  ok"]  # answered by the cache, keyed on the public text

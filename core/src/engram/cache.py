@@ -22,6 +22,7 @@ import numpy.typing as npt
 from engram.errors import DimensionMismatch, EmbedderError, InvalidVector, StoreError
 from engram.models import InputType
 from engram.protocols import Embedder
+from engram.redact import strip_private
 from engram.sqlite_file import SqliteFile, SqliteHandle, write_transaction
 
 log = logging.getLogger(__name__)
@@ -176,6 +177,7 @@ class CachedEmbedder:
     With a cache, every vector comes back at float32 precision, whether it was cached or fresh, so
     a text always gets the same vector. A cache that cannot be read or written is skipped with a
     logged warning: embedding goes on. ``cache=None`` passes every text through (still counted).
+    ``<private>`` spans are removed before a text is looked up or sent.
     """
 
     def __init__(self, embedder: Embedder, cache: EmbeddingCache | None) -> None:
@@ -190,6 +192,9 @@ class CachedEmbedder:
         self.cache_errors = 0
 
     def embed(self, texts: Sequence[str], input_type: InputType = "document") -> list[list[float]]:
+        # Every text an open memory embeds passes here, whoever asks (ingest, search, the
+        # LangChain and LlamaIndex embeddings): private spans stop here, not in each caller.
+        texts = [strip_private(t) for t in texts]
         unique = list(dict.fromkeys(texts))
         if not unique:
             return []

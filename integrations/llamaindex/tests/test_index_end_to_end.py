@@ -140,3 +140,10 @@ def test_default_mode_without_embedding_embeds_the_query_text(store: EngramVecto
     store.add([TextNode(id_=d.doc_id, text=d.text) for d in DOCS])
     result = store.query(VectorStoreQuery(query_str="kubernetes ingress", similarity_top_k=1))
     assert result.ids == ["ingress"]
+
+
+def test_the_embed_model_never_sends_private_spans(embed_model: EngramEmbedding) -> None:
+    public = embed_model.get_query_embedding("token  rotated")
+    assert embed_model.get_query_embedding("token <private>sk-123</private> rotated") == public
+    assert embed_model.get_text_embedding("token <Private>x</private> rotated") == public
+    assert embed_model.get_query_embedding("token sk-123 rotated") != public

@@ -106,13 +106,11 @@ class Collection:
 
     def clear(self) -> None:
         """Remove every document of this collection."""
-        paths = self._files()
-        for path in paths:
+        for path in self._files():
             path.unlink()
-        known = self._writer.store.list_documents()
-        prefix = self._document_id(self.folder / "x")[:-1]
-        stale = [d for d in known if d.startswith(prefix)]
-        self._writer.store.delete_documents(sorted({*stale, *map(self._document_id, paths)}))
+        prefix = self._document_id(self.folder) + "/"
+        indexed = self._writer.store.list_documents()
+        self._writer.store.delete_documents(sorted(d for d in indexed if d.startswith(prefix)))
 
     # -- reading -------------------------------------------------------------------------------
     def get(self, ids: Sequence[str]) -> list[CollectionDocument]:
@@ -135,10 +133,10 @@ class Collection:
         return self._writer.embedder.dimension
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        return self._writer.embedder.embed([strip_private(t) for t in texts], "document")
+        return self._writer.embedder.embed(list(texts), "document")
 
     def embed_query(self, text: str) -> list[float]:
-        return self._writer.embedder.embed([strip_private(text)], "query")[0]
+        return self._writer.embedder.embed([text], "query")[0]
 
     def search(
         self,

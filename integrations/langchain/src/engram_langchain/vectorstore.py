@@ -22,24 +22,23 @@ from engram.collections import Collection, CollectionDocument, CollectionHit
 from engram.config import EngramConfig, load_config
 from engram.memory import Memory
 from engram.models import SearchMode
-from engram.redact import strip_private
 from engram_langchain.filters import FilterLike, to_filter
 
 DEFAULT_COLLECTION = "langchain"
 
 
 class EngramEmbeddings(Embeddings):
-    """engram's configured embedder (behind its embedding cache) as LangChain ``Embeddings``.
-    ``<private>`` spans are removed first, as on every engram path: the embedder may be remote."""
+    """engram's configured embedder (behind its embedding cache, which removes ``<private>``
+    spans before a text is looked up or sent) as LangChain ``Embeddings``."""
 
     def __init__(self, memory: Memory) -> None:
         self.memory = memory
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return self.memory.embedder.embed([strip_private(t) for t in texts], "document")
+        return self.memory.embedder.embed(texts, "document")
 
     def embed_query(self, text: str) -> list[float]:
-        return self.memory.embedder.embed([strip_private(text)], "query")[0]
+        return self.memory.embedder.embed([text], "query")[0]
 
 
 class EngramVectorStore(VectorStore):
