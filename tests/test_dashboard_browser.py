@@ -23,6 +23,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from agent_support import wait_until
 from engram.config import load_config
 from engram.usage import UsageLedger, ledger_path
 
@@ -88,11 +89,8 @@ def started(project: Path, url: str, *args: str) -> Iterator[subprocess.Popen[st
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while not healthy(url):
-            assert server.poll() is None, f"dashboard exited: {server.communicate()}"
-            assert time.monotonic() < deadline, "dashboard did not answer within 60 s"
-            time.sleep(0.2)
+        wait_until(lambda: server.poll() is not None or healthy(url), 60, "the dashboard")
+        assert server.poll() is None, f"dashboard exited: {server.communicate()}"
         yield server
     finally:
         if server.poll() is None:

@@ -4,6 +4,7 @@ config; ``run`` is what the host runs, and never fails the host's session."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -77,15 +78,13 @@ def run_command(
 
 
 def _emit(outcome: Outcome) -> None:
-    try:
+    with contextlib.suppress(OSError):  # the host closed its end: nothing left to tell it
         if outcome.stdout:
             sys.stdout.write(outcome.stdout)
             sys.stdout.flush()
         for line in outcome.stderr:
             sys.stderr.write(line + "\n")
         sys.stderr.flush()
-    except OSError:  # the host closed its end: nothing left to tell it
-        pass
 
 
 ScopeOption = Annotated[

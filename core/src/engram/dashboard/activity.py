@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.errors import EngramError
+from engram.filters import parse_iso, to_utc
 from engram.lifecycle.captures import CaptureLog
 from engram.models import Document, MemoryInfo
 from engram.usage import UsageLedger
@@ -108,13 +109,8 @@ def newest(events: list[Event], limit: int) -> dict[str, Any]:
 
 
 def timestamp(iso: str | None) -> float | None:
-    if not iso:
-        return None
-    try:
-        moment = datetime.fromisoformat(iso)
-    except ValueError:
-        return None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+    moment = parse_iso(iso) if iso else None
+    return None if moment is None else to_utc(moment).timestamp()
 
 
 def when(at: float | None) -> str | None:

@@ -60,12 +60,10 @@ def _read_fd(fd: int) -> bytes:
     """Read to end of file on a raw descriptor (no buffer lock a daemon thread could hold)."""
     chunks: list[bytes] = []
     size = 0
-    try:
+    with contextlib.suppress(OSError):
         while size < PAYLOAD_LIMIT and (chunk := os.read(fd, 65536)):
             chunks.append(chunk)
             size += len(chunk)
-    except OSError:
-        pass
     return b"".join(chunks)
 
 
