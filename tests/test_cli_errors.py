@@ -138,7 +138,7 @@ def test_doctor_hides_options_it_cannot_type(
 
 FAST_PROGRESS = {"ENGRAM_PROGRESS_SECONDS": "0.1"}
 PROGRESS_LINE = re.compile(
-    r"^indexing: (\d+)/(\d+) files \(\d+%\), \d+ chunks in the store, [\d.]+ files/s, ETA \S+$"
+    r"^indexing: (\d+)/(\d+) files \(\d+%\), (\d+) chunks in the store, [\d.]+ files/s, ETA \S+$"
 )
 
 
@@ -220,8 +220,16 @@ def test_ctrl_c_during_index_exits_130_with_the_partial_report_and_loses_nothing
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert proc.stderr is not None
-    first = proc.stderr.readline()  # the first progress line: the run is under way
-    assert PROGRESS_LINE.match(first.strip()), first
+    # Interrupt once a document is committed: a record is written after its chunks, and the
+    # next document's chunks after that record, so 3 chunks in the store (deploy.md has one,
+    # every note two) mean at least one record. Waiting on this, not on the first line, keeps
+    # a slow machine from interrupting before anything was written.
+    while True:
+        line = proc.stderr.readline()
+        progress = PROGRESS_LINE.match(line.strip())
+        assert progress, line
+        if int(progress[3]) >= 3:
+            break
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
