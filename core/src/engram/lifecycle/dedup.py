@@ -46,11 +46,15 @@ class Neighbour:
 
 @dataclass
 class WritePlan:
-    """What writing the new memory does: merge into ``duplicate`` (or write a new file), and
-    supersede ``stale``."""
+    """What writing the new memory does: merge into ``duplicate`` (the same fact: the old
+    wording is kept as a revision), or write a new file that supersedes ``stale`` (a judged
+    reversal), links ``conflicts`` (maybe a reversal, not sure: both stay live, newest shown
+    first) and ``related`` (close, but something that carries meaning differs: both stay)."""
 
     duplicate: Neighbour | None = None
     stale: list[Neighbour] = field(default_factory=list)
+    conflicts: list[Neighbour] = field(default_factory=list)
+    related: list[Neighbour] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
 
