@@ -111,6 +111,99 @@ def test_private_spans_never_appear_in_a_memory() -> None:
         assert "secret-123" not in memory.content and "secret-123" not in (memory.title or "")
 
 
+# --------------------------------------------------------------------------- attribution
+
+
+def test_a_statement_is_the_users_only_when_the_user_said_it() -> None:
+    assert found(user("I chose FastAPI over Flask for the gateway.")) == [
+        ("decision", "The user chose FastAPI over Flask for the gateway.")
+    ]
+    assert found(assistant("I decided to cache the parser output.")) == [
+        ("decision", "The assistant decided to cache the parser output.")
+    ]
+    assert found(assistant("We're switching the docs search to Meilisearch.")) == [
+        ("decision", "The assistant said: we're switching the docs search to Meilisearch.")
+    ]
+    assert found(assistant("I've implemented the `/health` endpoint.")) == [
+        ("progress", "The assistant has implemented the `/health` endpoint.")
+    ]
+    # what the assistant says about itself is never a fact about the user
+    assert found(assistant("I have a dog named Max.")) == []
+
+
+@given(
+    text=st.sampled_from(
+        [
+            "I went to a support group yesterday.",
+            "My sister is a nurse in Boston.",
+            "I decided to learn the violin.",
+            "I finished the migration to Postgres.",
+            "I prefer tabs over spaces.",
+            "I have a dog named Max.",
+        ]
+    ),
+    role=st.sampled_from(["user", "assistant"]),
+)
+def test_no_memory_is_ever_in_the_first_person(text: str, role: str) -> None:
+    for memory in RulesExtractor().extract([Message(role=role, content=text)]):
+        assert not memory.content.startswith(("I ", "My ", "I'")), memory
+        if role == "assistant":
+            assert "The user" not in memory.content, memory
+
+
+def test_personal_facts_the_user_states_about_themselves() -> None:
+    assert found(user("I have a dog named Max.")) == [("fact", "The user has a dog named Max.")]
+    assert found(user("I'm going to Paris next month.")) == [
+        ("fact", "The user is going to Paris next month.")
+    ]
+    assert found(user("My sister is a nurse.")) == [("fact", "The user's sister is a nurse.")]
+    assert found(user("I went to an LGBTQ support group yesterday.")) == [
+        ("fact", "The user went to an LGBTQ support group yesterday.")
+    ]
+    # a personal event is a fact, not project progress (which latest_progress_only ages)
+    assert found(user("I finished my book last week.")) == [
+        ("fact", "The user finished their book last week.")
+    ]
+    assert found(user("I finished the login endpoint.")) == [
+        ("progress", "The user finished the login endpoint.")
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Don't miss a beat!",
+        "Never stop believing in yourself.",
+        "Don't worry about it, you'll do great!",
+        "I'd love to.",
+        "I love that!",
+        "Thanks, I went through all of it.",
+        "It was so powerful.",
+        "That's really cool.",
+        "I'm so happy for you.",
+        "Wow, I love it!",
+    ],
+)
+def test_pleasantries_encouragement_fragments_and_pronouns_are_dropped(text: str) -> None:
+    assert found(user(text)) == []
+
+
+def test_a_thank_you_is_not_the_fix_the_proposal_before_it_is() -> None:
+    memories = found(
+        user("The worker crashes with OOMKilled on startup."),
+        assistant("Raise the memory limit to 2Gi in `values.yaml`."),
+        user("That fixed it, thanks!"),
+    )
+    assert memories == [
+        (
+            "error-solution",
+            "The worker crashes with OOMKilled on startup: the fix was to raise the memory "
+            "limit to 2Gi in `values.yaml`.",
+        )
+    ]
+    assert found(user("The worker crashes on startup."), user("That fixed it, thanks!")) == []
+
+
 # --------------------------------------------------------------------------- contradictions
 
 
@@ -174,7 +267,9 @@ def test_summary_is_one_extractive_session_summary() -> None:
     assert [m.type for m in memories] == ["session-summary"]
     text = memories[0].content
     assert text.startswith("Session of 4 messages. Started with: The nightly export times out")
-    assert "Fixed:" in text and "Decided: We decided to keep the export nightly." in text
+    assert "Fixed:" in text
+    # the assistant said it: reported as the assistant's, never as the user's own decision
+    assert "Decided: The assistant said: we decided to keep the export nightly." in text
 
 
 def test_init_reads_readme_and_manifests() -> None:

@@ -1,9 +1,13 @@
 """Capture: conversations become memories through the configured extractor.
 
-``Memory.capture(messages, mode)`` strips private spans, cuts the conversation to the mode's
-window, asks the extractor, keeps the configured types and writes each memory through the same
-path as ``remember`` (dedup, contradiction, aging). It never raises for the extractor's
-failures: they come back as warnings with ``failed`` set, and nothing stored is touched.
+``Memory.capture(messages, mode)`` strips private spans, asks the extractor, keeps the
+configured types and writes each memory through the same path as ``remember`` (dedup,
+contradiction, aging). ``normal`` mode reads the WHOLE conversation in windows of
+``[capture] normal_messages`` messages that overlap by ``extraction.OVERLAP`` (so an error and
+its fix in adjacent windows still pair); the report lists each window, and warns when a message
+was too long to be read whole. ``summary`` and ``init`` read their one window. It never raises
+for the extractor's failures: they come back as warnings with ``failed`` set, and nothing
+stored is touched.
 
 ``capture_sessions`` does it for indexed agent sessions, incrementally: a session is captured
 once per growth (the turns added since its last capture, in ``normal`` mode, plus a fresh
@@ -15,7 +19,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +27,14 @@ from pydantic import BaseModel, Field, ValidationError
 
 from engram.config import CaptureConfig
 from engram.errors import EngramError
-from engram.extraction import Window, check_mode, keep_types, prepare
+from engram.extraction import Window, check_mode, cleaned, keep_types, prepare, split_windows
 from engram.ingest.report import Progress
 from engram.ingest.sessions.base import SessionRef, TranscriptError
 from engram.ingest.sessions.sync import SOURCE, session_sources
 from engram.lifecycle.captures import CaptureLog
 from engram.memories import list_memories, remember, supersede
 from engram.models import ExtractedMemory, ExtractionMode, Message, StoredMemory
-from engram.protocols import ReportsFailures
+from engram.protocols import Extractor, ReportsFailures
 from engram.scopes import Scope
 from engram.writer import Writer
 
@@ -38,11 +42,15 @@ SESSION_TAG = "session:"
 
 
 class CaptureReport(BaseModel):
-    """What one capture did."""
+    """What one capture did. ``windows``: the ``[start, end)`` message indexes each call to the
+    extractor saw; ``used``: how many messages were read (all in ``normal`` mode);
+    ``unseen``: messages no window read (always 0 in ``normal`` mode)."""
 
     mode: str
     messages: int = 0
     used: int = 0
+    unseen: int = 0
+    windows: list[list[int]] = Field(default_factory=list)
     extracted: int = 0
     stored: list[StoredMemory] = Field(default_factory=list)
     skipped: str | None = None
@@ -66,8 +74,8 @@ class CaptureReport(BaseModel):
             return f"nothing captured ({self.mode}): {self.skipped}"
         return (
             f"captured {len(self.stored)} memories ({self.created} new, {self.updated} updated, "
-            f"{self.superseded} superseded) from {self.used} of {self.messages} messages "
-            f"[{self.mode}]"
+            f"{self.superseded} superseded) from {self.used} of {self.messages} messages in "
+            f"{len(self.windows)} window{'s' if len(self.windows) != 1 else ''} [{self.mode}]"
         )
 
 
@@ -89,37 +97,107 @@ def capture(
     tags: Sequence[str] = (),
 ) -> CaptureReport:
     """Extract memories from ``messages`` and write them (see the module docstring)."""
-    checked = check_mode(mode)
     cfg = writer.config.capture
-    report = CaptureReport(mode=checked, messages=len(messages))
-    shown = prepare(messages, checked, windows(cfg)[checked])
-    report.used = len(shown)
-    too_short = _too_short(shown, checked, cfg)
-    if too_short:
-        report.skipped = too_short
+    found, report = extract_windows(writer.require_extractor, messages, mode, cfg, skip_short=True)
+    if report.skipped or report.failed:
         return report
-    extractor = writer.require_extractor()
-    try:
-        found = extractor.extract(shown, checked)
-    except Exception as exc:  # someone else's code, maybe a model over a network
-        found = []
-        report.failed = True
-        report.warnings.append(f"the extractor failed ({type(exc).__name__}: {exc})")
-    if isinstance(extractor, ReportsFailures) and extractor.last_error:
-        report.failed = True
-        report.warnings.append(f"the extractor failed: {extractor.last_error}")
-    if report.failed:
-        report.warnings.append("nothing was captured; every stored memory is as it was")
-        return report
-    found = keep_types(found, cfg.types)
-    if checked == "summary":
-        found = [m for m in found if m.type == "session-summary"][:1]
-    report.extracted = len(found)
     for item in found:
         report.stored.append(_store(writer, item, scope, source, tags))
     for stored in report.stored:
         report.warnings.extend(stored.warnings)
     return report
+
+
+def extract_windows(
+    get_extractor: Callable[[], Extractor],
+    messages: Sequence[Message],
+    mode: str,
+    cfg: CaptureConfig,
+    *,
+    skip_short: bool = False,
+) -> tuple[list[ExtractedMemory], CaptureReport]:
+    """What capture would store, before the write path: the extractor's memories from every
+    window (of the configured types, each once) and the report of what was read. The bench
+    measures extraction through this same function."""
+    checked = check_mode(mode)
+    report = CaptureReport(mode=checked, messages=len(messages))
+    pieces = _pieces(messages, checked, windows(cfg)[checked], report)
+    if skip_short:
+        shown = (
+            [m for _, m in cleaned(messages)]
+            if checked == "normal"
+            else [m for piece in pieces for m in piece]
+        )
+        too_short = _too_short(shown, checked, cfg)
+        if too_short:
+            report.skipped = too_short
+            return [], report
+    if not pieces:
+        return [], report
+    extractor = get_extractor()
+    found: list[ExtractedMemory] = []
+    for piece in pieces:
+        try:
+            found.extend(extractor.extract(piece, checked))
+        except Exception as exc:  # someone else's code, maybe a model over a network
+            report.failed = True
+            report.warnings.append(f"the extractor failed ({type(exc).__name__}: {exc})")
+        if isinstance(extractor, ReportsFailures) and extractor.last_error:
+            report.failed = True
+            report.warnings.append(f"the extractor failed: {extractor.last_error}")
+        if report.failed:
+            report.warnings.append("nothing was captured; every stored memory is as it was")
+            return [], report
+    found = _unique(keep_types(found, cfg.types))
+    if checked == "summary":
+        found = [m for m in found if m.type == "session-summary"][:1]
+    report.extracted = len(found)
+    return found, report
+
+
+def _pieces(
+    messages: Sequence[Message], mode: ExtractionMode, window: Window, report: CaptureReport
+) -> list[list[Message]]:
+    """What the extractor is shown, call by call: in ``normal`` mode every message, in
+    overlapping windows; otherwise the mode's one window. Fills the report's window fields."""
+    if mode != "normal":
+        shown = prepare(messages, mode, window)
+        report.used = len(shown)
+        if shown:
+            start = len(messages) - len(shown) if mode == "summary" else 0
+            report.windows = [[start, start + len(shown)]]
+        return [shown] if shown else []
+    kept = cleaned(messages)
+    pieces: list[list[Message]] = []
+    read: set[int] = set()
+    for start, end in split_windows([len(m.content) for _, m in kept], window):
+        part = kept[start:end]
+        shown = prepare([m for _, m in part], mode, Window(None, window.chars))
+        if sum(len(m.content) for m in shown) < sum(len(m.content) for _, m in part):
+            report.warnings.append(
+                f"message {part[-1][0] + 1} is longer than [capture] normal_chars "
+                f"({window.chars}); only its last {window.chars} characters were read"
+            )
+        pieces.append(shown)
+        report.windows.append([part[0][0], part[-1][0] + 1])
+        read.update(i for i, _ in part)
+    report.used = len(read)
+    report.unseen = len(kept) - len(read)
+    if report.unseen:
+        report.warnings.append(f"{report.unseen} messages were not read by any window")
+    return pieces
+
+
+def _unique(memories: Sequence[ExtractedMemory]) -> list[ExtractedMemory]:
+    """Once each: overlapping windows find the same memory in the messages they share."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for m in memories:
+        key = (m.type, " ".join(m.content.casefold().split()))
+        if key not in seen:
+            seen.add(key)
+            out.append(m)
+    return out
 
 
 def _too_short(messages: Sequence[Message], mode: ExtractionMode, cfg: CaptureConfig) -> str:

@@ -4,7 +4,9 @@ Every extractor (the offline ``rules``, the ``llm`` one, a third party's) sees t
 the same conversation, so their results compare. The windows (seed constants, see
 docs/memory-lifecycle.md):
 
-- ``normal``: the last 8 messages, at most 8,000 characters: many typed facts;
+- ``normal``: 8 messages, at most 8,000 characters: many typed facts. An extractor called
+  directly reads the last 8; capture reads the whole conversation in such windows
+  (``split_windows``), adjacent ones sharing ``OVERLAP`` messages, so nothing goes unseen;
 - ``summary``: the last 20 messages, at most 4,000 characters: one session summary;
 - ``init``: project files (README first), at most 7,000 characters: facts and a project brief.
 
@@ -23,6 +25,7 @@ from engram.models import ExtractedMemory, ExtractionMode, MemoryType, Message
 from engram.redact import strip_private
 
 MODES: tuple[ExtractionMode, ...] = get_args(ExtractionMode)
+OVERLAP = 3  # messages adjacent capture windows share: an error and a fix up to 3 apart pair
 MIN_PIECE = 200  # characters: a cut message shorter than this says too little to keep
 CUT = "…"
 
@@ -58,16 +61,47 @@ def prepare(
     dropped, cut to the window (``DEFAULT_WINDOWS[mode]`` unless given)."""
     mode = check_mode(mode)
     limits = window or DEFAULT_WINDOWS[mode]
-    clean = [
-        m.model_copy(update={"content": text})
-        for m in messages
-        if (text := strip_private(m.content).strip())
-    ]
+    clean = [m for _, m in cleaned(messages)]
     if mode == "init":
         return _keep_first(clean, limits.chars)
     if limits.messages is not None:
         clean = clean[-limits.messages :] if limits.messages > 0 else []
     return _keep_last(clean, limits.chars)
+
+
+def cleaned(messages: Sequence[Message]) -> list[tuple[int, Message]]:
+    """(index in ``messages``, message) of every message that says something once its private
+    spans are gone."""
+    return [
+        (i, m.model_copy(update={"content": text}))
+        for i, m in enumerate(messages)
+        if (text := strip_private(m.content).strip())
+    ]
+
+
+def split_windows(
+    lengths: Sequence[int], window: Window, overlap: int = OVERLAP
+) -> list[tuple[int, int]]:
+    """Cut messages of these lengths (characters) into ``[start, end)`` windows of at most
+    ``window.messages`` messages and ``window.chars`` characters that together cover every
+    message; each starts ``overlap`` messages before the previous one ended. A message longer
+    than ``window.chars`` is a window of its own (and is cut when read)."""
+    size = window.messages if window.messages is not None else len(lengths)
+    size = max(size, 1)
+    spans: list[tuple[int, int]] = []
+    start = 0
+    while start < len(lengths):
+        end, chars = start, 0
+        while end < len(lengths) and end - start < size:
+            if end > start and chars + lengths[end] > window.chars:
+                break
+            chars += lengths[end]
+            end += 1
+        spans.append((start, end))
+        if end >= len(lengths):
+            break
+        start = max(start + 1, end - overlap)
+    return spans
 
 
 def _keep_last(messages: list[Message], budget: int) -> list[Message]:

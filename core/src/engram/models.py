@@ -109,8 +109,9 @@ MemoryType = Literal[
 ]
 ExtractionMode = Literal["normal", "summary", "init"]
 
-# What extractors look for by default (``[capture] types`` narrows it). ``fact``, ``entity`` and
-# ``note`` stay for memories written by hand or by an agent's memory_store call.
+# What extractors look for by default (``[capture] types`` narrows it). ``fact``: what a user
+# states about themselves (an event, a possession, a plan). ``entity`` and ``note`` stay for
+# memories written by hand or by an agent's memory_store call.
 EXTRACTED_TYPES: tuple[MemoryType, ...] = (
     "project-brief",
     "architecture",
@@ -122,6 +123,7 @@ EXTRACTED_TYPES: tuple[MemoryType, ...] = (
     "progress",
     "session-summary",
     "decision",
+    "fact",
 )
 
 

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import tomllib
 from collections.abc import Sequence
 
 from engram.default_plugins import rules_patterns as rp
-from engram.extraction import prepare
+from engram.default_plugins import rules_speaker as rs
+from engram.extraction import Window, prepare
 from engram.hookspecs import hookimpl
 from engram.models import ExtractedMemory, ExtractionMode, KnownMemory, Message
 from engram.registry import NoOptions, Register
@@ -44,7 +46,8 @@ class RulesExtractor:
     def extract(
         self, messages: Sequence[Message], mode: ExtractionMode = "normal"
     ) -> list[ExtractedMemory]:
-        shown = prepare(messages, mode)
+        # Capture cuts a long conversation into windows; called directly, read it all.
+        shown = prepare(messages, mode, Window(None, sys.maxsize) if mode == "normal" else None)
         if not shown:
             return []
         if mode == "summary":
@@ -75,7 +78,7 @@ class RulesExtractor:
 
 def conversation_memories(messages: Sequence[Message]) -> list[ExtractedMemory]:
     found: list[ExtractedMemory] = []
-    pending: list[tuple[int, str]] = []  # errors waiting for a fix: (message index, sentence)
+    pending: list[tuple[int, str]] = []  # errors waiting for a fix: (message index, memory text)
     for index, message in enumerate(messages):
         for sentence in rp.sentences(message.content):
             if not rp.is_statement(sentence):
@@ -84,32 +87,74 @@ def conversation_memories(messages: Sequence[Message]) -> list[ExtractedMemory]:
             if rp.is_fix(sentence):
                 # The fix of an error met in the last few messages, else one on its own line.
                 pending = [(i, e) for i, e in pending if index - i <= FIX_LOOKAHEAD]
-                if pending:
+                fix = _fix_text(sentence, message.role, messages, pending, index)
+                if pending and fix:
                     _, error = pending.pop()
-                    found.append(_error_solution(error, rp.clean(sentence)))
-                elif rp.error_and_fix(sentence):
-                    found.append(_error_solution(rp.clean(sentence), None))
+                    found.append(_error_solution(error, fix))
+                elif rp.error_and_fix(sentence) and not rs.acknowledgement(sentence):
+                    found.append(_error_solution(_said(sentence, message.role), None))
             elif rp.is_error(sentence):
-                pending.append((index, rp.clean(sentence)))
-    return found
+                pending.append((index, _said(sentence, message.role)))
+    return [m for m in found if not rs.is_junk(m.content)]
+
+
+def _said(sentence: str, role: str) -> str:
+    """The sentence as a memory states it, with its speaker named instead of "I"."""
+    return rs.third_person(rp.clean(sentence), role)
+
+
+def _fix_text(
+    sentence: str,
+    role: str,
+    messages: Sequence[Message],
+    pending: list[tuple[int, str]],
+    index: int,
+) -> str | None:
+    """The fix an error gets: the sentence itself, or, when it only acknowledges ("that fixed
+    it, thanks"), the proposal in an earlier message after the error."""
+    if not rs.acknowledgement(sentence):
+        return _said(sentence, role)
+    if not pending:
+        return None
+    since = pending[-1][0]
+    for earlier in range(index - 1, since - 1, -1):
+        proposal = rs.proposal(messages[earlier].content, skip_errors=earlier == since)
+        if proposal:
+            said = _said(proposal, messages[earlier].role)
+            lead = "the fix was to " if rs.imperative(said) else "the fix was: "
+            return lead + said[0].lower() + said[1:]
+    return None
 
 
 def _one_sentence(sentence: str, role: str) -> list[ExtractedMemory]:
     out = []
     pref = rp.preference(sentence, role)
-    if pref is not None:
+    if pref is not None and pref[1] > 1.0 and rs.encouragement(sentence):
+        pref = None  # "Don't miss a beat!" cheers the listener on; it is no working rule
+    if pref is not None and not rs.is_junk(pref[0], "The user"):
         text, importance = pref
         out.append(_memory("preference", text, importance))
     decided = rp.decision(sentence)
     if decided and pref is None:
-        out.append(_memory("decision", decided))
+        out.append(_memory("decision", _attributed(decided, role)))
     config = rp.config_fact(sentence)
     if config and pref is None and not rp.is_error(sentence) and not rp.is_fix(sentence):
-        out.append(_memory("project-config", config))
+        out.append(_memory("project-config", rs.third_person(config, role)))
     done = rp.progress(sentence)
-    if done and not decided:
-        out.append(_memory("progress", done))
+    personal = not decided and pref is None and role == "user" and rs.personal_fact(sentence)
+    if done and not decided and rs.project_work(sentence):
+        out.append(_memory("progress", _attributed(done, role)))
+    elif personal or (done and not decided and role == "user"):
+        out.append(_memory("fact", _said(sentence, role)))
     return out
+
+
+def _attributed(text: str, role: str) -> str:
+    """A decision or progress as its speaker's: "I chose X" → "The user chose X"; the
+    assistant's "we"/"let's" is reported as what the assistant said, never as the user's."""
+    if role == "user" or rs.first_person_singular(text):
+        return rs.third_person(text, role)
+    return f"The assistant said: {text[0].lower()}{text[1:]}"
 
 
 def _error_solution(error: str, fix: str | None) -> ExtractedMemory:

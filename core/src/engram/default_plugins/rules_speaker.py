@@ -1,0 +1,264 @@
+"""Who said it, and is it worth keeping: the ``rules`` extractor's attribution, junk filter and
+the patterns for facts people state about themselves.
+
+A memory is read later without its conversation, so it names its subject: what the user said
+about themselves becomes "The user ...", what the assistant did or proposed "The assistant ...";
+neither is ever stored in the first person. Pleasantries, encouragement ("Don't miss a beat!"),
+fragments ("The user loves to.") and statements whose subject is a pronoun nobody can resolve
+later ("It was so cool.") are dropped.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def _set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+SUBJECTS = {"user": "The user", "assistant": "The assistant", "system": "The assistant"}
+
+# -- facts people state about themselves (user turns only) ---------------------------------------
+_ADVERBS = (
+    r"(?:just |recently |finally |also |actually |already |still |even |really |totally |"
+    r"usually |often |always |never |officially |once |last |now )*"
+)
+_EVENT_VERBS = (
+    r"went|visited|travel(?:l)?ed|moved|started|joined|adopted|bought|got|finished|completed|"
+    r"graduated|ran|took|signed up|met|attended|volunteered|painted|won|lost|celebrated|"
+    r"learned|learnt|began|wrote|received|passed|quit|left|married|created|built|launched|"
+    r"opened|booked|found|organi[sz]ed|hosted|performed|published|cooked|baked|planted|"
+    r"enrolled|applied|retired|hiked|camped|played|made|picked up|tried out|took up"
+)
+_PERSONAL = [
+    # events: "I went to a support group yesterday", "I've just adopted a puppy"
+    re.compile(rf"^I(?:'ve| have)? {_ADVERBS}(?:{_EVENT_VERBS})\b\s+\S+.*", re.IGNORECASE),
+    # possessions: "I have a dog named Max", "I own two bikes", "I've got three kids"
+    re.compile(
+        rf"^I(?:'ve got| have got| have| own| got) {_ADVERBS}(?:a|an|two|three|four|five|"
+        r"\d+|some|my own)\b\s+\S+.*",
+        re.IGNORECASE,
+    ),
+    # plans and what one does: "I'm going to Paris next month", "I'm a nurse"
+    re.compile(
+        rf"^I(?:'m| am) {_ADVERBS}(?:going to|going on|planning|hoping to|about to|getting|"
+        r"starting|moving|taking|working (?:on|as|at|in|for)|learning|training|volunteering|"
+        r"studying|saving|preparing|applying|a|an)\b\s+\S+.*",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        rf"^I {_ADVERBS}(?:work|live|study|teach|volunteer|play|paint|run|plan|grew up|"
+        r"was born)\b\s+\S+.*",
+        re.IGNORECASE,
+    ),
+    re.compile(rf"^I(?:'ve| have) been {_ADVERBS}\w+ing\b\s+\S+.*", re.IGNORECASE),
+    # relationships and belongings: "My sister is a nurse", "My dog Max loves the beach"
+    re.compile(
+        r"^My (?:\w+ ){0,3}?(?:is|are|was|were|has|have|had|just|got|gave|loves|likes|works|"
+        r"lives|passed|turned|started|made|took|moved)\b\s+\S+.*",
+        re.IGNORECASE,
+    ),
+]
+_NOT_PERSONAL = re.compile(
+    r"\b(?:you|your|yours|yourself)\b|^I(?:'m| am) (?:so |really |just |totally )*(?:glad|happy|"
+    r"sorry|sure|thinking|excited|thrilled|grateful|proud|stoked|curious|feeling|doing)\b",
+    re.IGNORECASE,
+)
+
+
+def personal_fact(sentence: str) -> bool:
+    """A fact a person states about themselves: an event, a possession, a plan, a job, a
+    relationship. Talk about the listener and feelings of the moment are not facts."""
+    text = sentence.strip()
+    if _NOT_PERSONAL.search(text):
+        return False
+    return any(p.match(text) for p in _PERSONAL)
+
+
+# -- project work (what ``progress`` is about) ---------------------------------------------------
+_WORK = re.compile(
+    r"`|\b\w+\.(?:py|js|ts|md|toml|json|yaml|yml|go|rs|sql|sh)\b|\b(?:feature|endpoint|api|"
+    r"migration|tests?|pr|pull request|branch|release|build|deploy(?:ment)?|refactor(?:ing)?|"
+    r"module|function|class|service|pipeline|ci|parser|schema|database|db|bug|fix|issue|ticket|"
+    r"sprint|milestone|prototype|mvp|integration|backend|frontend|ui|docs|documentation|"
+    r"script|cli|library|package|server|client|cache|index|query|queries|handler|component|"
+    r"v?\d+\.\d+(?:\.\d+)*|version|code|repo|repository|project|app|dashboard|auth|login)\b",
+    re.IGNORECASE,
+)
+
+
+def project_work(sentence: str) -> bool:
+    """The sentence is about software work (what ``latest_progress_only`` ages), not a
+    personal event ("I finished my book")."""
+    return bool(_WORK.search(sentence))
+
+
+# -- rewriting into the third person ---------------------------------------------------------------
+_LEAD = re.compile(r"^(?:I'm|I am)\b|^I've\b|^I'd\b|^I'll\b|^My\b|^I\b", re.IGNORECASE)
+_LEAD_AS = {"i'm": "is", "i am": "is", "i've": "has", "i'd": "would", "i'll": "will"}
+_MODALS = _set(
+    "can could will would should might must may shall don't didn't won't can't couldn't "
+    "wasn't haven't hadn't doesn't isn't was had did"
+)
+_IRREGULAR = {"have": "has", "do": "does", "go": "goes", "am": "is", "don't": "doesn't"}
+_PAST = _set(
+    "went got had did was made took saw met ran bought began found felt left lost won read "
+    "wrote gave came became thought told kept built sent spent taught brought caught held "
+    "heard paid sold sat stood understood put let set cut hit grew drew knew threw chose "
+    "learnt burnt began swam sang drove rode flew ate fell forgot"
+)
+_ADVERB_WORDS = _set(
+    "just recently finally also actually already still even really totally usually often "
+    "always never officially once now"
+)
+_INNER = [
+    (re.compile(r"\bI'm\b"), "they're"),
+    (re.compile(r"\bI've\b"), "they've"),
+    (re.compile(r"\bI'd\b"), "they'd"),
+    (re.compile(r"\bI'll\b"), "they'll"),
+    (re.compile(r"\bI am\b"), "they are"),
+    (re.compile(r"\bI was\b"), "they were"),
+    (re.compile(r"\bI\b"), "they"),
+    (re.compile(r"\bmyself\b", re.IGNORECASE), "themselves"),
+    (re.compile(r"\bmine\b", re.IGNORECASE), "theirs"),
+    (re.compile(r"\bmy\b", re.IGNORECASE), "their"),
+    (re.compile(r"\bme\b", re.IGNORECASE), "them"),
+]
+
+
+def third_person(text: str, role: str) -> str:
+    """``text`` with a leading first-person subject replaced by the speaker ("I went" → "The
+    user went", "My sister" → "The user's sister") and any later first person by "they"."""
+    subject = SUBJECTS.get(role, "The assistant")
+    lead = _LEAD.match(text)
+    head, tail = "", text
+    if lead:
+        said = lead.group(0).lower()
+        rest = text[lead.end() :]
+        if said == "my":
+            head, tail = f"{subject}'s", rest
+        elif said in _LEAD_AS:
+            head, tail = f"{subject} {_LEAD_AS[said]}", rest
+        else:
+            verb, _, after = _conjugate(rest.strip()).partition(" ")
+            head, tail = f"{subject} {verb}", f" {after}" if after else ""
+    for pattern, replacement in _INNER:
+        tail = pattern.sub(replacement, tail)
+    return head + tail
+
+
+def _conjugate(rest: str) -> str:
+    """The verb after "I" in the third person ("love" → "loves"), adverbs before it kept."""
+    words = rest.split(" ")
+    for i, word in enumerate(words):
+        low = word.lower()
+        if low in _ADVERB_WORDS:
+            continue
+        if low in _IRREGULAR:
+            words[i] = _IRREGULAR[low]
+        elif low in _MODALS or low in _PAST or low.endswith("ed") or not low.isalpha():
+            pass
+        elif low.endswith(("s", "sh", "ch", "x", "z", "o")):
+            words[i] = word + "es"
+        elif low.endswith("y") and low[-2:-1] not in "aeiou":
+            words[i] = word[:-1] + "ies"
+        else:
+            words[i] = word + "s"
+        break
+    return " ".join(words)
+
+
+# -- junk ---------------------------------------------------------------------------------------
+_PLEASANTRY = re.compile(
+    r"^(?:thanks|thank you|thx|congrats|congratulations|wow|awesome|great|good luck|take care|"
+    r"see you|have fun|have a|sounds (?:good|great)|glad|happy to|nice|cool|love (?:it|that|"
+    r"this)|no problem|no worries|you're welcome|welcome|hey|hi|hello|bye|omg|haha|lol|yay|"
+    r"sure|of course|absolutely|totally|exactly|same here|me too|good to|so good|so cool)\b",
+    re.IGNORECASE,
+)
+_ENCOURAGEMENT = re.compile(
+    r"\b(?:give up|miss a beat|worry|forget to|stop (?:believing|dreaming|trying|being)|"
+    r"be afraid|hesitate|lose hope|doubt yourself|be (?:so )?hard on|let (?:it|them|anyone)|"
+    r"yourself|keep (?:it up|going|up the)|stay (?:strong|positive|safe))\b",
+    re.IGNORECASE,
+)
+_PRONOUN_SUBJECT = re.compile(
+    r"^(?:it|it's|this|that|that's|these|those|he|she|they|they're|he's|she's|there|here|"
+    r"him|her|them)\b",
+    re.IGNORECASE,
+)
+_DANGLING = _set("to the a an of and or but for with in on at my your their our about from as than")
+_VAGUE_END = _set("it that this them so these those one")
+
+
+def encouragement(sentence: str) -> bool:
+    """A cheer aimed at the other speaker ("Don't give up!", "Never stop dreaming!") rather than
+    a working rule."""
+    return bool(_ENCOURAGEMENT.search(sentence)) or (
+        sentence.rstrip().endswith("!") and not project_work(sentence)
+    )
+
+
+def is_junk(content: str, subject: str = "") -> bool:
+    """A pleasantry, a fragment, or a statement about an unresolved pronoun."""
+    body = content.removeprefix(subject).strip() if subject else content.strip()
+    words = re.findall(r"[\w'-]+", body)
+    if len(words) < 2 or words[-1].lower() in _DANGLING:
+        return True
+    if len(words) <= 3 and words[-1].lower() in _VAGUE_END:
+        return True  # "The user loves that."
+    return bool(_PLEASANTRY.match(content.strip()) or _PRONOUN_SUBJECT.match(content.strip()))
+
+
+def first_person_singular(text: str) -> bool:
+    """The statement's subject is its speaker ("I ...", "My ...")."""
+    return bool(_LEAD.match(text.strip()))
+
+
+# -- fixes ----------------------------------------------------------------------------------------
+_ACK_WORDS = _set(
+    "that this it which yes yep yeah ok okay thanks thank you so great perfect awesome fixed "
+    "fix fixes solved solves resolved resolves works worked working now problem issue error "
+    "trick did does do is was has have finally really totally indeed it's that's all good cool "
+    "wow for helping help much a lot your suggestion idea tip change the solution workaround "
+    "and nice again everything just like charm"
+)
+_IMPERATIVE = (
+    r"try|run|set|add|raise|increase|lower|install|use|change|delete|remove|restart|"
+    r"clear|upgrade|downgrade|pin|update|rename|move|switch|enable|disable|export|reinstall|"
+    r"rebuild|reboot|give|mount|bump|drop|replace|pass|point|make sure"
+)
+_PROPOSE = re.compile(
+    r"`|^(?:try|run|set|add|raise|increase|lower|install|use|change|delete|remove|restart|"
+    r"clear|upgrade|downgrade|pin|update|rename|move|switch|enable|disable|export|reinstall|"
+    r"rebuild|reboot|give|mount|bump|drop|replace|pass|point|make sure)\b|"
+    r"\b(?:you (?:need|can|should|could|have) to|I'd (?:try|suggest)|the cause is|"
+    r"it's because|caused by)\b",
+    re.IGNORECASE,
+)
+
+
+def imperative(sentence: str) -> bool:
+    """The sentence tells someone what to do ("Raise the limit ...")."""
+    return bool(re.match(rf"(?:{_IMPERATIVE})\b", sentence.strip(), re.IGNORECASE))
+
+
+def acknowledgement(sentence: str) -> bool:
+    """ "That fixed it, thanks!": it says a fix worked but not what the fix was."""
+    found = re.findall(r"[\w'-]+", sentence.casefold())
+    return sum(1 for w in found if w not in _ACK_WORDS) < 2
+
+
+def proposal(text: str, *, skip_errors: bool) -> str | None:
+    """The sentence of an earlier message that proposed a fix (a command, an instruction),
+    or None when there is none to name."""
+    from engram.default_plugins import rules_patterns as rp
+
+    for sentence in rp.sentences(text):
+        if sentence.rstrip().endswith("?") or (skip_errors and rp.is_error(sentence)):
+            continue
+        body = rp.clean(sentence)
+        if _PROPOSE.search(body) and not is_junk(body):
+            return body
+    return None
