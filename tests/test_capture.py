@@ -4,6 +4,7 @@ sessions are captured once per growth; the extractor's failures never lose anyth
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 from collections.abc import Iterator, Sequence
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from agent_support import copy_fixtures, frontmatter, nested_private, sessions_config
 from engram.config import load_config
 from engram.default_plugins.rules_extractor import RulesExtractor
+from engram.extraction import OVERLAP, Window, split_windows
 from engram.hookspecs import hookimpl
 from engram.memory import Memory
 from engram.memory_files import memory_files
@@ -140,6 +142,55 @@ def test_a_claude_code_transcript_and_stdin_messages_are_captured(
     fix = next(m for m in report["stored"] if m["type"] == "error-solution")
     text = (project / fix["path"]).read_text(encoding="utf-8")
     assert "OOMKilled" in text and frontmatter(project / fix["path"])["source"] == "capture"
+
+
+def test_a_long_conversation_is_read_whole_in_overlapping_windows(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    turns = ["I prefer tabs over spaces in Go code, for every file in this repository."]
+    turns += ["Still reading the logs, nothing new yet."] * 6
+    turns += ["The nightly export job times out after 30 minutes."]  # index 7: window 1 ends here
+    turns += ["Still reading the logs, nothing new yet."]
+    turns += ["Adding an index on orders.created_at solved the timeout."]  # index 9: window 2
+    turns += ["Still reading the logs, nothing new yet."] * 9
+    turns += ["We decided to keep the export job nightly after all."]
+    report = cli_json(capsys, "capture", write(tmp_path / "long.json", chat(*turns)))
+    assert report["windows"] == [[0, 8], [5, 13], [10, 18], [15, 20]]
+    assert report["used"] == report["messages"] == 20 and report["unseen"] == 0
+    assert (
+        "from 20 of 20 messages in 4 windows"
+        in cli(capsys, "capture", str(tmp_path / "long.json"))[1]
+    )
+    stored = {
+        m["type"]: (project / m["path"]).read_text(encoding="utf-8") for m in report["stored"]
+    }
+    assert "tabs over spaces" in stored["preference"]  # the first message, long out of the last 8
+    # the error ends one window and its fix starts the next: the overlap pairs them
+    assert (
+        "times out" in stored["error-solution"] and "orders.created_at" in stored["error-solution"]
+    )
+    assert "nightly after all" in stored["decision"]
+    assert len(report["stored"]) == 3  # what two windows share is stored once
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lengths=st.lists(st.integers(min_value=1, max_value=3_000), max_size=60),
+    size=st.integers(min_value=1, max_value=20),
+    chars=st.integers(min_value=200, max_value=10_000),
+)
+def test_windows_cover_every_message_and_respect_their_limits(
+    lengths: list[int], size: int, chars: int
+) -> None:
+    spans = split_windows(lengths, Window(size, chars))
+    assert sorted({i for a, b in spans for i in range(a, b)}) == list(range(len(lengths)))
+    for (a, b), (c, d) in itertools.pairwise(spans):
+        assert a < c and c <= b  # moving forward, never leaving a gap
+        if d - c > OVERLAP and b - a > OVERLAP:
+            assert b - c == OVERLAP or c == a + 1  # adjacent windows share OVERLAP messages
+    for a, b in spans:
+        assert 0 < b - a <= size
+        assert b - a == 1 or sum(lengths[a:b]) <= chars
 
 
 def test_init_mode_reads_the_project_files(

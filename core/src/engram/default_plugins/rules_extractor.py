@@ -133,7 +133,7 @@ def _one_sentence(sentence: str, role: str) -> list[ExtractedMemory]:
         pref = None  # "Don't miss a beat!" cheers the listener on; it is no working rule
     if pref is not None and not rs.is_junk(pref[0], "The user"):
         text, importance = pref
-        out.append(_memory("preference", text, importance))
+        out.append(_memory("preference", rs.third_person(text, role), importance))
     decided = rp.decision(sentence)
     if decided and pref is None:
         out.append(_memory("decision", _attributed(decided, role)))
@@ -154,7 +154,8 @@ def _attributed(text: str, role: str) -> str:
     assistant's "we"/"let's" is reported as what the assistant said, never as the user's."""
     if role == "user" or rs.first_person_singular(text):
         return rs.third_person(text, role)
-    return f"The assistant said: {text[0].lower()}{text[1:]}"
+    said = rs.third_person(text, role)
+    return f"The assistant said: {said[0].lower()}{said[1:]}"
 
 
 def _error_solution(error: str, fix: str | None) -> ExtractedMemory:

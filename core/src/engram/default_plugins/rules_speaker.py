@@ -188,6 +188,7 @@ _PRONOUN_SUBJECT = re.compile(
     r"him|her|them)\b",
     re.IGNORECASE,
 )
+_REPORTED = re.compile(r"^The (?:user|assistant) said:\s*", re.IGNORECASE)
 _DANGLING = _set("to the a an of and or but for with in on at my your their our about from as than")
 _VAGUE_END = _set("it that this them so these those one")
 
@@ -208,7 +209,8 @@ def is_junk(content: str, subject: str = "") -> bool:
         return True
     if len(words) <= 3 and words[-1].lower() in _VAGUE_END:
         return True  # "The user loves that."
-    return bool(_PLEASANTRY.match(content.strip()) or _PRONOUN_SUBJECT.match(content.strip()))
+    reported = _REPORTED.sub("", content.strip())
+    return bool(_PLEASANTRY.match(reported) or _PRONOUN_SUBJECT.match(reported))
 
 
 def first_person_singular(text: str) -> bool:

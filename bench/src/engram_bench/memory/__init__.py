@@ -1,0 +1,1 @@
+"""The ``memory`` section of the bench: how the write path and extraction treat facts."""
