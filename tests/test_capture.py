@@ -333,6 +333,34 @@ def test_summary_mode_writes_one_session_summary(tmp_path: Path) -> None:
         assert isinstance(memory.extractor, RulesExtractor)
 
 
+def test_a_personal_event_is_a_fact_that_progress_aging_leaves_alone(tmp_path: Path) -> None:
+    with Memory.open(load_config({}, start=tmp_path)) as memory:
+        said = "I finished my book last week, after two years of writing every morning."
+        first = memory.capture(
+            [
+                Message(role="user", content=said),
+                Message(
+                    role="assistant", content="Congratulations, that is a big milestone for you!"
+                ),
+            ]
+        )
+        assert [(m.type, m.action) for m in first.stored] == [("fact", "created")]
+        shipped = "We shipped the CSV export of the billing dashboard to production today."
+        later = memory.capture(
+            [
+                Message(role="user", content=shipped),
+                Message(
+                    role="assistant", content="Great, I will close the ticket for the export now."
+                ),
+            ]
+        )
+        assert [m.type for m in later.stored] == ["progress"]
+        live = {m.type: m for m in memory.list_memories()}
+        assert set(live) == {"fact", "progress"} and all(m.live for m in live.values())
+        text = (tmp_path / live["fact"].path).read_text(encoding="utf-8")
+        assert "The user finished their book last week" in text
+
+
 # --------------------------------------------------------------------------- sessions
 
 

@@ -174,6 +174,7 @@ def test_personal_facts_the_user_states_about_themselves() -> None:
     [
         "Don't miss a beat!",
         "Never stop believing in yourself.",
+        "Don't let the bumps in the road bring you down.",
         "Don't worry about it, you'll do great!",
         "I'd love to.",
         "I love that!",

@@ -15,15 +15,17 @@ Figures (docs/benchmarks.md):
   both; ``precision``: share of memories backed that way by a gold fact at cosine ≥ 0.6.
 - ``verbatim``: the same figures for storing every turn verbatim (each speaker's own turns).
 - ``seen``: share of messages some capture window read.
-- ``wrong_speaker``: memories about a speaker other than the one who said it; the turn that
-  said it is the turn of the session sharing the most content words with the memory.
-- ``junk``: memories failing an automatic check: a pleasantry, a fragment (under three words
+- ``wrong_speaker``: memories about a speaker other than the one who said it. Who said it: the
+  speaker whose best turn shares more content words and word pairs with the memory than any
+  turn of the other speaker (a tie decides nothing and is not counted).
+- ``junk``: memories failing an automatic check: a pleasantry, a fragment (under two words
   or ending on a function word), a pronoun subject, talk to the listener ("you"), or a first
   person left unresolved. The checks are written here, apart from the extractor's filters.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections import Counter
@@ -129,7 +131,7 @@ def load_sessions(
 def _turn_text(turn: Mapping[str, Any]) -> str:
     text = str(turn.get("text", ""))
     caption = turn.get("blip_caption")
-    return f"{text} [shares a photo: {caption}]" if caption else text
+    return f"{text}\n[shares a photo: {caption}]" if caption else text
 
 
 def capture_session(session: Session, extractor: Extractor, config: CaptureConfig) -> Tally:
@@ -180,14 +182,22 @@ def _content_words(text: str) -> set[str]:
 
 
 def source_speaker(memory: str, session: Session) -> str | None:
-    """The speaker of the turn sharing the most content words with ``memory``."""
+    """Who said it: the speaker whose turns share the most content words (and word pairs) with
+    ``memory``; None when both speakers' best turns share as much (nothing to tell them by)."""
     words = _content_words(body(memory))
-    best, speaker = 0, None
+    best: dict[str, int] = {}
     for who, text in session.turns:
-        shared = len(words & _content_words(text))
-        if shared > best:
-            best, speaker = shared, who
-    return speaker
+        shared = len(words & _content_words(text)) + len(_pairs(body(memory)) & _pairs(text))
+        best[who] = max(best.get(who, 0), shared)
+    ranked = sorted(best.items(), key=lambda item: item[1], reverse=True)
+    if not ranked or ranked[0][1] == 0 or (len(ranked) > 1 and ranked[1][1] == ranked[0][1]):
+        return None
+    return ranked[0][0]
+
+
+def _pairs(text: str) -> set[tuple[str, str]]:
+    found = re.findall(r"[a-z0-9']+", text.casefold())
+    return set(itertools.pairwise(found))
 
 
 # -- junk: the bench's own checks --------------------------------------------------------------
@@ -210,7 +220,7 @@ def junk_reason(text: str) -> str | None:
     """Why a memory is junk by the bench's automatic checks, or None."""
     rest = body(text)
     words = re.findall(r"[\w'-]+", rest)
-    if len(words) < 3 or words[-1].casefold() in _FUNCTION_END:
+    if len(words) < 2 or words[-1].casefold() in _FUNCTION_END:
         return "fragment"
     if _PLEASANTRY.match(rest) or _PLEASANTRY.match(text):
         return "pleasantry"
@@ -240,19 +250,19 @@ def _vectors(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
 
 def score(
     session: Session, memories: Sequence[tuple[str, str | None]], embedder: Embedder
-) -> tuple[int, int]:
-    """(gold facts matched at ≥ 0.7, memories backed at ≥ 0.6), speakers respected: a memory
-    about a speaker answers only that speaker's facts; one about nobody answers anyone's."""
+) -> tuple[list[bool], list[bool]]:
+    """(each gold fact: matched at ≥ 0.7, each memory: backed at ≥ 0.6), speakers respected: a
+    memory about a speaker answers only that speaker's facts; one about nobody answers anyone's."""
     if not session.gold or not memories:
-        return 0, 0
+        return [False] * len(session.gold), [False] * len(memories)
     gold = _vectors(embedder, [body(f, session.speakers) for _, f in session.gold])
     mine = _vectors(embedder, [body(t, session.speakers) for t, _ in memories])
     cos = gold @ mine.T
     allowed = np.array([[about in (None, who) for _, about in memories] for who, _ in session.gold])
     cos = np.where(allowed, cos, -1.0)
-    return int((cos.max(axis=1) >= RECALL_COSINE).sum()), int(
-        (cos.max(axis=0) >= PRECISION_COSINE).sum()
-    )
+    matched = (cos.max(axis=1) >= RECALL_COSINE).tolist()
+    backed = (cos.max(axis=0) >= PRECISION_COSINE).tolist()
+    return [bool(x) for x in matched], [bool(x) for x in backed]
 
 
 def run_extraction(
@@ -280,7 +290,8 @@ def run_extraction(
     junk: Counter[str] = Counter()
     types: Counter[str] = Counter()
     memories: list[Found] = []
-    shown: dict[str, list[str]] = {"junk": [], "wrong speaker": []}
+    backed_by_type: Counter[str] = Counter()
+    shown: dict[str, list[str]] = {"junk": [], "wrong speaker": [], "not backed": []}
     for session in all_sessions:
         tally = capture_session(session, built, config)
         seen, messages = seen + tally.seen, messages + tally.messages
@@ -289,11 +300,15 @@ def run_extraction(
         gold += len(session.gold)
         turns += len(session.turns)
         hit, good = score(session, [(m.text, m.about) for m in tally.memories], vectors)
-        matched, backed = matched + hit, backed + good
+        matched, backed = matched + sum(hit), backed + sum(good)
         v_hit, v_good = score(session, session.turns_as_memories(), vectors)
-        verbatim_matched, verbatim_backed = verbatim_matched + v_hit, verbatim_backed + v_good
-        for m in tally.memories:
+        verbatim_matched += sum(v_hit)
+        verbatim_backed += sum(v_good)
+        for m, ok in zip(tally.memories, good, strict=True):
             types[m.type] += 1
+            backed_by_type[m.type] += ok
+            if not ok:
+                _keep(shown["not backed"], m.text, examples)
             reason = junk_reason(m.text)
             if reason:
                 junk[reason] += 1
@@ -317,6 +332,7 @@ def run_extraction(
         "seen": seen / messages if messages else 0.0,
         "recall": matched / gold if gold else 0.0,
         "precision": backed / count if count else 0.0,
+        "precision_by_type": {t: backed_by_type[t] / n for t, n in types.most_common()},
         "verbatim": {
             "memories": turns,
             "recall": verbatim_matched / gold if gold else 0.0,
@@ -372,6 +388,12 @@ def render_extraction(result: Mapping[str, Any]) -> str:
         f"{verbatim['precision']:.3f} | reference | |",
         "",
     ]
+    by_type = result.get("precision_by_type") or {}
+    if by_type:
+        lines += [
+            "Precision by type: " + ", ".join(f"{t} {v:.2f}" for t, v in by_type.items()) + ".",
+            "",
+        ]
     if result["junk_by_check"]:
         checks = ", ".join(f"{k} {v}" for k, v in result["junk_by_check"].items())
         lines += [f"Junk by check: {checks}.", ""]

@@ -33,10 +33,11 @@ _I_PREFER = re.compile(
 )
 _I_RATHER = re.compile(r"\bI(?:'d| would) rather (?:have |use |see )?(?P<rest>.+)", re.IGNORECASE)
 _I_DISLIKE = re.compile(
-    r"\bI (?:really |strongly )?(?:don't|do not|never|no longer|hate|dislike)"
-    r"(?: (?:like|want|use|prefer|love))? (?P<rest>.+)",
+    r"\bI (?:really |strongly )?(?:(?:don't|do not|never|no longer) (?:like|want|use|prefer|love|"
+    r"enjoy)|hate|dislike)s? (?P<rest>.+)",
     re.IGNORECASE,
 )
+_WISH = re.compile(r"\bI(?:'d| would) (?:really )?(?:love|like) to\b", re.IGNORECASE)
 _RULE = re.compile(
     r"^(?:please )?(?:always|never|don't|do not)\b(?! mind)(?P<rest>.+)", re.IGNORECASE
 )
@@ -135,6 +136,8 @@ def preference(sentence: str, role: str) -> tuple[str, float] | None:
             if match:
                 return f"The user {verb} {_object(match['rest'])}", 1.0
         match = _I_PREFER.search(sentence)
+        if match and _WISH.search(sentence):
+            return None  # "I'd love to hear more": a wish of the moment, not a preference
         if match and not re.match(r"to (?:know|ask|see|check)\b", match["rest"], re.I):
             verb = match["verb"].lower()
             third = {"like": "likes", "love": "loves", "want": "wants", "prefer": "prefers"}

@@ -180,7 +180,8 @@ _PLEASANTRY = re.compile(
 _ENCOURAGEMENT = re.compile(
     r"\b(?:give up|miss a beat|worry|forget to|stop (?:believing|dreaming|trying|being)|"
     r"be afraid|hesitate|lose hope|doubt yourself|be (?:so )?hard on|let (?:it|them|anyone)|"
-    r"yourself|keep (?:it up|going|up the)|stay (?:strong|positive|safe))\b",
+    r"yourself|keep (?:it up|going|up the)|stay (?:strong|positive|safe)|(?:bring|get|let) you "
+    r"down|you(?:'ve)? got this|you can do (?:it|this)|you deserve)\b",
     re.IGNORECASE,
 )
 _PRONOUN_SUBJECT = re.compile(
@@ -196,9 +197,9 @@ _VAGUE_END = _set("it that this them so these those one")
 def encouragement(sentence: str) -> bool:
     """A cheer aimed at the other speaker ("Don't give up!", "Never stop dreaming!") rather than
     a working rule."""
-    return bool(_ENCOURAGEMENT.search(sentence)) or (
-        sentence.rstrip().endswith("!") and not project_work(sentence)
-    )
+    if _ENCOURAGEMENT.search(sentence):
+        return True
+    return sentence.rstrip().endswith("!") and not project_work(sentence)
 
 
 def is_junk(content: str, subject: str = "") -> bool:

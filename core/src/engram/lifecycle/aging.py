@@ -1,7 +1,9 @@
 """Aging: which memories stop being live as newer ones arrive (seed constants).
 
 - ``progress``: only the newest progress memory of a project stays live
-  (``[lifecycle] latest_progress_only``); older ones are superseded by it.
+  (``[lifecycle] latest_progress_only``); older ones are superseded by it. ``progress`` is
+  project work only: extractors file a personal event ("I finished my book") as a ``fact``,
+  which never ages.
 - ``session-summary``: the newest ``keep_session_summaries`` (3) of a project stay live; older
   ones are condensed into one ``learned-pattern`` when the extractor can (the ``llm`` one asks
   its model) and superseded by it, or archived when it cannot (the ``rules`` one).
