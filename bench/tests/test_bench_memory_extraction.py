@@ -90,6 +90,7 @@ def test_the_automatic_checks_catch_what_they_name() -> None:
     assert junk_reason("Thanks for the tip about the cache.") == "pleasantry"
     assert junk_reason("It was so powerful and moving.") == "pronoun subject"
     assert junk_reason("The user went hiking with my dad last weekend.") == "first person"
+    assert junk_reason("The user wants to pass it on to others.") == "vague reference"
     assert junk_reason("The user has a dog named Max.") is None
 
 

@@ -127,6 +127,11 @@ def test_a_statement_is_the_users_only_when_the_user_said_it() -> None:
     assert found(assistant("I've implemented the `/health` endpoint.")) == [
         ("progress", "The assistant has implemented the `/health` endpoint.")
     ]
+    # "you" in a user's working preference is the assistant; in chit-chat it is dropped
+    assert found(user("I want you to run the tests before every commit.")) == [
+        ("preference", "The user wants the assistant to run the tests before every commit.")
+    ]
+    assert found(user("I love that you chose pottery for your art.")) == []
     # what the assistant says about itself is never a fact about the user
     assert found(assistant("I have a dog named Max.")) == []
 

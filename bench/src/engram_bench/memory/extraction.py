@@ -19,8 +19,9 @@ Figures (docs/benchmarks.md):
   speaker whose best turn shares more content words and word pairs with the memory than any
   turn of the other speaker (a tie decides nothing and is not counted).
 - ``junk``: memories failing an automatic check: a pleasantry, a fragment (under two words
-  or ending on a function word), a pronoun subject, talk to the listener ("you"), or a first
-  person left unresolved. The checks are written here, apart from the extractor's filters.
+  or ending on a function word), a pronoun subject, a short memory (up to eight words after
+  its subject) leaning on a pronoun ("wants to pass it on"), talk to the listener ("you"), or
+  a first person left unresolved. The checks are written here, apart from the extractor's filters.
 """
 
 from __future__ import annotations
@@ -226,6 +227,8 @@ def junk_reason(text: str) -> str | None:
         return "pleasantry"
     if _PRONOUN.match(rest):
         return "pronoun subject"
+    if len(words) <= 8 and re.search(r"\b(?:it|this|that|them|these|those)\b", rest, re.I):
+        return "vague reference"
     if re.search(r"\b(?:you|your|yourself)\b", rest, re.IGNORECASE):
         return "aimed at the listener"
     if re.search(r"\b(?:I|me|my|I'm|I've)\b", rest):

@@ -133,7 +133,9 @@ def _one_sentence(sentence: str, role: str) -> list[ExtractedMemory]:
         pref = None  # "Don't miss a beat!" cheers the listener on; it is no working rule
     if pref is not None and not rs.is_junk(pref[0], "The user"):
         text, importance = pref
-        out.append(_memory("preference", rs.third_person(text, role), importance))
+        text = rs.listener(rs.third_person(text, role), sentence)
+        if text:
+            out.append(_memory("preference", text, importance))
     decided = rp.decision(sentence)
     if decided and pref is None:
         out.append(_memory("decision", _attributed(decided, role)))
@@ -141,10 +143,14 @@ def _one_sentence(sentence: str, role: str) -> list[ExtractedMemory]:
     if config and pref is None and not rp.is_error(sentence) and not rp.is_fix(sentence):
         out.append(_memory("project-config", rs.third_person(config, role)))
     done = rp.progress(sentence)
-    personal = not decided and pref is None and role == "user" and rs.personal_fact(sentence)
+    personal = None
+    if not decided and pref is None and role == "user":
+        personal = rs.personal_fact(rp.clean(sentence))
     if done and not decided and rs.project_work(sentence):
         out.append(_memory("progress", _attributed(done, role)))
-    elif personal or (done and not decided and role == "user"):
+    elif personal:
+        out.append(_memory("fact", rs.third_person(personal, role)))
+    elif done and not decided and role == "user":
         out.append(_memory("fact", _said(sentence, role)))
     return out
 

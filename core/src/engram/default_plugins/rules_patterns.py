@@ -21,7 +21,9 @@ _HYPOTHETICAL = re.compile(
 )
 _FILLER = re.compile(
     r"^(?:(?:ok(?:ay)?|so|well|also|and|but|actually|right|yes|yeah|great|good|noted|"
-    r"one more thing|by the way|btw|fyi|note|please)\b[,:.!]?\s*)+",
+    r"one more thing|by the way|btw|fyi|note|please|oh|wow|hey|hi|haha|lol|omg|yep|yup|"
+    r"honestly|anyway|anyways|cool|awesome|nice|sure|totally|absolutely|thanks|thank you|"
+    r"exactly|guess what)\b[,:.!]?\s*)+",
     re.IGNORECASE,
 )
 

@@ -67,13 +67,25 @@ _NOT_PERSONAL = re.compile(
 )
 
 
-def personal_fact(sentence: str) -> bool:
-    """A fact a person states about themselves: an event, a possession, a plan, a job, a
-    relationship. Talk about the listener and feelings of the moment are not facts."""
+_WHEN = re.compile(
+    r"^(?P<when>yesterday|today|last (?:week|weekend|month|year|night|\w+day)|this (?:week|"
+    r"weekend|month|year|morning)|recently|lately|a (?:few|couple of) \w+ ago|\w+ \w+ ago),?\s+"
+    r"(?P<rest>(?:I|My)\b.+?)(?P<end>[.!]*)$",
+    re.IGNORECASE,
+)
+
+
+def personal_fact(sentence: str) -> str | None:
+    """A fact a person states about themselves (an event, a possession, a plan, a job, a
+    relationship) as they said it, a leading "Yesterday, …" moved to the end; None for
+    anything else. Talk about the listener and feelings of the moment are not facts."""
     text = sentence.strip()
+    when = _WHEN.match(text)
+    if when:
+        text = f"{when['rest']} {when['when'].lower()}{when['end'] or '.'}"
     if _NOT_PERSONAL.search(text):
-        return False
-    return any(p.match(text) for p in _PERSONAL)
+        return None
+    return text if any(p.match(text) for p in _PERSONAL) else None
 
 
 # -- project work (what ``progress`` is about) ---------------------------------------------------
@@ -83,7 +95,9 @@ _WORK = re.compile(
     r"module|function|class|service|pipeline|ci|parser|schema|database|db|bug|fix|issue|ticket|"
     r"sprint|milestone|prototype|mvp|integration|backend|frontend|ui|docs|documentation|"
     r"script|cli|library|package|server|client|cache|index|query|queries|handler|component|"
-    r"v?\d+\.\d+(?:\.\d+)*|version|code|repo|repository|project|app|dashboard|auth|login)\b",
+    r"v?\d+\.\d+(?:\.\d+)*|version|code|repo|repository|project|app|dashboard|auth|login|"
+    r"lint|linter|commits?|push|merge|main|master|format(?:ting)?|style|types?|tabs|spaces|"
+    r"emojis?|secrets?|logs?|config(?:uration)?|env|docker|container|tool|command|tests?)\b",
     re.IGNORECASE,
 )
 
@@ -113,23 +127,23 @@ _ADVERB_WORDS = _set(
     "always never officially once now"
 )
 _INNER = [
-    (re.compile(r"\bI'm\b"), "they're"),
-    (re.compile(r"\bI've\b"), "they've"),
-    (re.compile(r"\bI'd\b"), "they'd"),
-    (re.compile(r"\bI'll\b"), "they'll"),
-    (re.compile(r"\bI am\b"), "they are"),
-    (re.compile(r"\bI was\b"), "they were"),
-    (re.compile(r"\bI\b"), "they"),
+    (re.compile(r"\bI'm\b|\bI am\b"), "{s} is"),
+    (re.compile(r"\bI've\b|\bI have\b"), "{s} has"),
+    (re.compile(r"\bI'd\b"), "{s} would"),
+    (re.compile(r"\bI'll\b"), "{s} will"),
+    (re.compile(r"\bI was\b"), "{s} was"),
     (re.compile(r"\bmyself\b", re.IGNORECASE), "themselves"),
     (re.compile(r"\bmine\b", re.IGNORECASE), "theirs"),
     (re.compile(r"\bmy\b", re.IGNORECASE), "their"),
-    (re.compile(r"\bme\b", re.IGNORECASE), "them"),
+    (re.compile(r"\bme\b", re.IGNORECASE), "{s}"),
 ]
+_INNER_I = re.compile(r"\bI ((?:(?:just|really|also|still|never|always|actually) )*)(\S+)")
 
 
 def third_person(text: str, role: str) -> str:
     """``text`` with a leading first-person subject replaced by the speaker ("I went" → "The
-    user went", "My sister" → "The user's sister") and any later first person by "they"."""
+    user went", "My sister" → "The user's sister"), a later "I" / "me" by "the user" and "my"
+    by "their"."""
     subject = SUBJECTS.get(role, "The assistant")
     lead = _LEAD.match(text)
     head, tail = "", text
@@ -143,8 +157,10 @@ def third_person(text: str, role: str) -> str:
         else:
             verb, _, after = _conjugate(rest.strip()).partition(" ")
             head, tail = f"{subject} {verb}", f" {after}" if after else ""
+    named = subject[0].lower() + subject[1:]  # "the user", mid-sentence
     for pattern, replacement in _INNER:
-        tail = pattern.sub(replacement, tail)
+        tail = pattern.sub(replacement.format(s=named), tail)
+    tail = _INNER_I.sub(lambda m: f"{named} {m[1]}{_conjugate(m[2])}", tail)
     return head + tail
 
 
@@ -189,6 +205,7 @@ _PRONOUN_SUBJECT = re.compile(
     r"him|her|them)\b",
     re.IGNORECASE,
 )
+_NAMED = re.compile(r"^The (?:user|assistant)(?:'s| said:)?\s+", re.IGNORECASE)
 _REPORTED = re.compile(r"^The (?:user|assistant) said:\s*", re.IGNORECASE)
 _DANGLING = _set("to the a an of and or but for with in on at my your their our about from as than")
 _VAGUE_END = _set("it that this them so these those one")
@@ -199,19 +216,36 @@ def encouragement(sentence: str) -> bool:
     a working rule."""
     if _ENCOURAGEMENT.search(sentence):
         return True
-    return sentence.rstrip().endswith("!") and not project_work(sentence)
+    aimed = sentence.rstrip().endswith("!") or re.search(r"\b(?:you|your)\b", sentence, re.I)
+    return bool(aimed) and not project_work(sentence)
 
 
 def is_junk(content: str, subject: str = "") -> bool:
     """A pleasantry, a fragment, or a statement about an unresolved pronoun."""
     body = content.removeprefix(subject).strip() if subject else content.strip()
+    body = _NAMED.sub("", body)
     words = re.findall(r"[\w'-]+", body)
     if len(words) < 2 or words[-1].lower() in _DANGLING:
         return True
-    if len(words) <= 3 and words[-1].lower() in _VAGUE_END:
-        return True  # "The user loves that."
+    if len(words) <= 6 and words[-1].lower() in _VAGUE_END:
+        return True  # "The user loves that.", "The user went through all of it."
     reported = _REPORTED.sub("", content.strip())
     return bool(_PLEASANTRY.match(reported) or _PRONOUN_SUBJECT.match(reported))
+
+
+_YOU = re.compile(r"\b(?:you|your|yours)\b", re.IGNORECASE)
+
+
+def listener(text: str, sentence: str) -> str | None:
+    """A user's statement that mentions "you": about the work, "you" is the assistant ("The
+    user wants the assistant to run the tests first"); otherwise it is talk to the listener
+    that means nothing later (None)."""
+    if not _YOU.search(text):
+        return text
+    if not project_work(sentence):
+        return None
+    text = re.sub(r"\byour\b", "the assistant's", text, flags=re.IGNORECASE)
+    return re.sub(r"\byou(?:rs)?\b", "the assistant", text, flags=re.IGNORECASE)
 
 
 def first_person_singular(text: str) -> bool:
