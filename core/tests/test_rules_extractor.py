@@ -188,6 +188,7 @@ def test_personal_facts_the_user_states_about_themselves() -> None:
         "That's really cool.",
         "I'm so happy for you.",
         "Wow, I love it!",
+        "I made it in pottery class yesterday.",
     ],
 )
 def test_pleasantries_encouragement_fragments_and_pronouns_are_dropped(text: str) -> None:

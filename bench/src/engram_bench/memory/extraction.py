@@ -210,6 +210,11 @@ _PLEASANTRY = re.compile(
 _PRONOUN = re.compile(
     r"^(?:it|it's|this|that|that's|these|those|he|she|they|they're|there|here)\b", re.IGNORECASE
 )
+_VAGUE = re.compile(
+    r"\b(?:it|them|(?:this|that|these|those)(?! (?:week|weekend|month|year|morning|evening|"
+    r"summer|winter|spring|fall|time|day|night)))\b",
+    re.IGNORECASE,
+)
 _FUNCTION_END = frozenset(
     re.findall(
         r"\S+", "to the a an of and or but for with in on at my your their our about from as than"
@@ -227,7 +232,7 @@ def junk_reason(text: str) -> str | None:
         return "pleasantry"
     if _PRONOUN.match(rest):
         return "pronoun subject"
-    if len(words) <= 8 and re.search(r"\b(?:it|this|that|them|these|those)\b", rest, re.I):
+    if len(words) <= 8 and _VAGUE.search(rest):
         return "vague reference"
     if re.search(r"\b(?:you|your|yourself)\b", rest, re.IGNORECASE):
         return "aimed at the listener"

@@ -41,7 +41,9 @@ _I_DISLIKE = re.compile(
 )
 _WISH = re.compile(r"\bI(?:'d| would) (?:really )?(?:love|like) to\b", re.IGNORECASE)
 _RULE = re.compile(
-    r"^(?:please )?(?:always|never|don't|do not)\b(?! mind)(?P<rest>.+)", re.IGNORECASE
+    r"^(?:please )?(?:always|never|don't|do not)\b"
+    r"(?! (?:mind|here|there|so|such|a|an|the|been|glad|happy|good|great|fun)\b)(?P<rest>.+)",
+    re.IGNORECASE,
 )
 _FROM_NOW_ON = re.compile(r"\bfrom now on\b", re.IGNORECASE)
 

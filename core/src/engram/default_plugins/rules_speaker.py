@@ -113,7 +113,7 @@ _LEAD = re.compile(r"^(?:I'm|I am)\b|^I've\b|^I'd\b|^I'll\b|^My\b|^I\b", re.IGNO
 _LEAD_AS = {"i'm": "is", "i am": "is", "i've": "has", "i'd": "would", "i'll": "will"}
 _MODALS = _set(
     "can could will would should might must may shall don't didn't won't can't couldn't "
-    "wasn't haven't hadn't doesn't isn't was had did"
+    "wasn't haven't hadn't doesn't isn't was had did gotta wanna gonna"
 )
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "am": "is", "don't": "doesn't"}
 _PAST = _set(
@@ -229,6 +229,8 @@ def is_junk(content: str, subject: str = "") -> bool:
         return True
     if len(words) <= 6 and words[-1].lower() in _VAGUE_END:
         return True  # "The user loves that.", "The user went through all of it."
+    if len(words) <= 8 and re.search(r"\b(?:it|them)\b", body, re.IGNORECASE):
+        return True  # "The user made it in pottery class": made what?
     reported = _REPORTED.sub("", content.strip())
     return bool(_PLEASANTRY.match(reported) or _PRONOUN_SUBJECT.match(reported))
 
