@@ -133,9 +133,9 @@ def _one_sentence(sentence: str, role: str) -> list[ExtractedMemory]:
         pref = None  # "Don't miss a beat!" cheers the listener on; it is no working rule
     if pref is not None and not rs.is_junk(pref[0], "The user"):
         text, importance = pref
-        text = rs.listener(rs.third_person(text, role), sentence)
-        if text:
-            out.append(_memory("preference", text, importance))
+        kept = rs.listener(rs.third_person(text, role), sentence)
+        if kept:
+            out.append(_memory("preference", kept, importance))
     decided = rp.decision(sentence)
     if decided and pref is None:
         out.append(_memory("decision", _attributed(decided, role)))
