@@ -4,9 +4,10 @@ Every extractor (the offline ``rules``, the ``llm`` one, a third party's) sees t
 the same conversation, so their results compare. The windows (seed constants, see
 docs/memory-lifecycle.md):
 
-- ``normal``: 8 messages, at most 8,000 characters: many typed facts. An extractor called
-  directly reads the last 8; capture reads the whole conversation in such windows
-  (``split_windows``), adjacent ones sharing ``OVERLAP`` messages, so nothing goes unseen;
+- ``normal``: 8 messages, at most 8,000 characters: many typed facts. ``prepare`` keeps the
+  last 8 (``llm`` calls it so; ``rules``, being cheap, reads all it is given); capture reads the
+  whole conversation in such windows (``split_windows``), adjacent ones sharing ``OVERLAP``
+  messages, so nothing goes unseen;
 - ``summary``: the last 20 messages, at most 4,000 characters: one session summary;
 - ``init``: project files (README first), at most 7,000 characters: facts and a project brief.
 
