@@ -28,8 +28,10 @@ from engram.ingest.report import IndexReport, Progress, merge_reports
 from engram.ingest.sessions import sync as sessions
 from engram.ingest.sync import sync_files
 from engram.ingest.vault import discover
+from engram.lifecycle import chains
 from engram.lifecycle import history as histories
 from engram.lifecycle import prune as pruning
+from engram.lifecycle import restore as restoring
 from engram.lifecycle.access import AccessCounter
 from engram.models import (
     Excerpt,
@@ -201,6 +203,7 @@ class Memory:
         roots = [self.config.resolve(p).resolve() for p in paths] if paths else self.default_roots()
         if not dry_run:
             self.check_identity(writing=True)
+            chains.repair(self.writer)  # the newer memories' `supersedes` are the truth
         vault = self.config.vault
         files = discover(
             roots,
@@ -318,6 +321,10 @@ class Memory:
         """A memory and the chain of memories it superseded or was superseded by."""
         target = memories.find(self.writer, id_or_path)[0]
         return histories.history(memories.all_memories(self.writer), target, self.config.root)
+
+    def restore(self, id_or_path: str, revision: int | None = None) -> StoredMemory:
+        """Bring an earlier version of a memory back; what it replaces stays as a revision."""
+        return restoring.restore(self.writer, memories.find(self.writer, id_or_path)[0], revision)
 
     def age(self, *, dry_run: bool = False) -> memories.AgingReport:
         """Apply the aging rules (latest progress only, old session summaries condensed)."""
