@@ -1,11 +1,14 @@
-"""Agent memories as markdown files: written with dedup and contradiction, superseded, aged,
+"""Agent memories as markdown files: written losslessly (merged, superseded, linked), aged,
 listed and forgotten. The files are the truth; the store is derived from them.
 
 A new memory is ``<memory folder>/<type>/<slug>.md`` in the folder of its scope (project or
-user; external folders are never written). Before it is written, the nearest live memories of
-its scope decide what happens (``engram.lifecycle.dedup``): a near-duplicate of the same type is
-updated in place instead, and memories the extractor calls stale are superseded. File formats
-and atomic writes live in ``engram.memory_files``.
+user; external folders are never written). Under the folder's write lock
+(``engram.lifecycle.locking``), the same text already stored (``content_hash``) is merged into
+first, with no embedder; otherwise the nearest live memories of its scope decide
+(``engram.lifecycle.dedup``): the same fact is merged (``lifecycle.merge``: the earlier wording
+kept as a revision), judged reversals are superseded, unsure ones and close-but-different ones
+are linked (``lifecycle.links``). Nothing stored is ever discarded but by ``forget``/``prune``.
+File formats and atomic writes live in ``engram.memory_files``.
 """
 
 from __future__ import annotations

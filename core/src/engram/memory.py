@@ -33,6 +33,7 @@ from engram.lifecycle import history as histories
 from engram.lifecycle import prune as pruning
 from engram.lifecycle import restore as restoring
 from engram.lifecycle.access import AccessCounter
+from engram.lifecycle.conflicts import newest_first
 from engram.models import (
     Excerpt,
     IndexIdentity,
@@ -78,7 +79,6 @@ class Memory:
         self.store = store
         self.embedder = embedder
         self.searcher = searcher
-        # What the feature modules (memories, capture, recall, sessions) work with.
         self.writer = Writer(
             config, store, embedder, lambda: build_part(config, registry, "extractor")
         )
@@ -244,8 +244,7 @@ class Memory:
         return report
 
     # -- agent memories, sessions, recall ------------------------------------------------------
-    # Thin entry points; the work lives in engram.memories / .capture / .recall /
-    # .ingest.sessions / .lifecycle, which take the writer's narrow parts, not this façade.
+    # Thin entry points: the work lives in engram.memories, .capture, .recall, .lifecycle …
     def remember(
         self,
         content: str,
@@ -405,7 +404,7 @@ class Memory:
             if len(hits) >= wanted or len(result.hits) < pool or pool >= MAX_POOL:
                 break
             pool = min(MAX_POOL, pool * 4)
-        result = result.model_copy(update={"hits": hits[:wanted]})
+        result = result.model_copy(update={"hits": newest_first(hits[:wanted])})
         if count_access:
             self.access.record_hits(result.hits)
         return result

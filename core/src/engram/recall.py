@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from engram.chunking import read_frontmatter
 from engram.errors import ConfigError, EmptyQuery
 from engram.filters import Eq, Filter
+from engram.lifecycle.conflicts import older_conflicts
 from engram.lifecycle.dedup import document_path
 from engram.memories import list_memories
 from engram.models import Metadata, SearchResult
@@ -58,6 +59,7 @@ class RecallItem(BaseModel):
     score: float | None = None
     text: str
     truncated: bool = False
+    conflicts_with: list[str] = Field(default_factory=list)  # older memories it may contradict
 
     def location(self) -> str:
         if self.source == "sessions" and self.start_line is not None:
@@ -132,6 +134,7 @@ def _search(writer: Writer, search: Searches, query: str, source: str | None) ->
                 score=hit.score,
                 text=hit.chunk.text,
                 memory_id=_memory_id(meta),
+                conflicts_with=older_conflicts(meta),
             )
         )
     return items
@@ -161,6 +164,9 @@ def _recent(writer: Writer) -> list[RecallItem]:
                 title=info.title,
                 text=fm.body,
                 memory_id=info.id,
+                conflicts_with=older_conflicts(
+                    {"id": info.id, "conflicts_with": info.conflicts_with}
+                ),
             )
         )
     return items
@@ -223,7 +229,14 @@ def _tidy(text: str) -> str:
 
 
 def _render(number: int, item: RecallItem, text: str) -> str:
-    return f"[{number}] {strip_private(item.location())}\n{text}"
+    return f"[{number}] {strip_private(item.location())}{_note(item)}\n{text}"
+
+
+def _note(item: RecallItem) -> str:
+    if not item.conflicts_with:
+        return ""
+    what = "an older memory" if len(item.conflicts_with) == 1 else "older memories"
+    return f" (conflicts with {what}: {', '.join(item.conflicts_with)})"
 
 
 def _shorten(

@@ -11,6 +11,7 @@ from rich.table import Table
 from engram.cli.common import console, open_memory, print_labelled
 from engram.errors import ConfigError
 from engram.filters import parse_filter
+from engram.lifecycle.conflicts import conflict_note
 from engram.models import SearchMode, SearchResult
 
 SNIPPET_CHARS = 160
@@ -100,7 +101,8 @@ def search_command(
         table.add_row(
             str(rank),
             f"{hit.score:.3f}",
-            f"{hit.chunk.document_id}:{meta.get('start_line', '?')}-{meta.get('end_line', '?')}",
+            f"{hit.chunk.document_id}:{meta.get('start_line', '?')}-{meta.get('end_line', '?')}"
+            + conflict_note(meta),
             _snippet(hit.chunk.text),
         )
     console.print(table)
