@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from engram.chunking import read_frontmatter
 from engram.errors import ConfigError, EmptyQuery
 from engram.filters import Eq, Filter
-from engram.lifecycle.conflicts import older_conflicts
+from engram.lifecycle.conflicts import created_at_of, note, older_conflicts
 from engram.lifecycle.dedup import document_path
 from engram.memories import list_memories
 from engram.models import Metadata, SearchResult
@@ -120,6 +120,7 @@ def _search(writer: Writer, search: Searches, query: str, source: str | None) ->
     # Accesses are counted for what the block holds, not for every candidate.
     result = search(query, limit=writer.config.recall.candidates, filter=flt, count_access=False)
     items = []
+    created = created_at_of(h.chunk.metadata for h in result.hits)
     for hit in result.hits:
         meta = hit.chunk.metadata
         items.append(
@@ -134,7 +135,7 @@ def _search(writer: Writer, search: Searches, query: str, source: str | None) ->
                 score=hit.score,
                 text=hit.chunk.text,
                 memory_id=_memory_id(meta),
-                conflicts_with=older_conflicts(meta),
+                conflicts_with=older_conflicts(meta, created),
             )
         )
     return items
@@ -150,7 +151,9 @@ def _memory_id(meta: Metadata) -> str | None:
 def _recent(writer: Writer) -> list[RecallItem]:
     """Newest live memories of every folder first, as whole bodies (frontmatter left out)."""
     items = []
-    for info in list_memories(writer, limit=writer.config.recall.candidates):
+    infos = list_memories(writer, limit=writer.config.recall.candidates)
+    created = {m.id: m.created_at for m in infos if m.id and m.created_at}
+    for info in infos:
         text = document_path(info.path, writer.config.root).read_text(
             encoding="utf-8", errors="replace"
         )
@@ -165,7 +168,7 @@ def _recent(writer: Writer) -> list[RecallItem]:
                 text=fm.body,
                 memory_id=info.id,
                 conflicts_with=older_conflicts(
-                    {"id": info.id, "conflicts_with": info.conflicts_with}
+                    info.model_dump(include={"id", "created_at", "conflicts_with"}), created
                 ),
             )
         )
@@ -233,10 +236,7 @@ def _render(number: int, item: RecallItem, text: str) -> str:
 
 
 def _note(item: RecallItem) -> str:
-    if not item.conflicts_with:
-        return ""
-    what = "an older memory" if len(item.conflicts_with) == 1 else "older memories"
-    return f" (conflicts with {what}: {', '.join(item.conflicts_with)})"
+    return note(item.conflicts_with)
 
 
 def _shorten(

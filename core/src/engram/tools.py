@@ -24,7 +24,7 @@ from engram.errors import ConfigError, EngramError, UnsafePath
 from engram.filters import And, Eq, Filter
 from engram.ingest.sessions.sync import SOURCE as SESSIONS_SOURCE
 from engram.ingest.sessions.sync import session_document, session_excerpt
-from engram.lifecycle.conflicts import conflict_note, older_conflicts
+from engram.lifecycle.conflicts import conflict_note, created_at_of, note, older_conflicts
 from engram.memory import Memory
 from engram.memory_files import check_path_syntax, resolve_inside
 from engram.models import Excerpt, MemoryInfo, MemoryType, StoredMemory
@@ -230,6 +230,7 @@ def _search(memory: Memory, args: MemorySearchInput) -> SearchOutput:
         per_document=args.per_document,
     )
     hits = []
+    created = created_at_of(h.chunk.metadata for h in result.hits)
     for hit in result.hits:
         meta = hit.chunk.metadata
         text = hit.chunk.text.strip()
@@ -247,7 +248,7 @@ def _search(memory: Memory, args: MemorySearchInput) -> SearchOutput:
                 session_id=_str(meta.get("session_id")),
                 timestamp=_str(meta.get("timestamp")),
                 superseded=meta.get("live") is False,
-                conflicts_with=older_conflicts(meta),
+                conflicts_with=older_conflicts(meta, created),
             )
         )
     return SearchOutput(
@@ -271,9 +272,7 @@ def _render_search(out: SearchOutput) -> str:
             where += f" ({unit} {hit.start_line}-{hit.end_line})"
         who = f", {hit.role}" if hit.role else ""
         old = " (superseded: history)" if hit.superseded else ""
-        if hit.conflicts_with:
-            what = "an older memory" if len(hit.conflicts_with) == 1 else "older memories"
-            old += f" (conflicts with {what}: {', '.join(hit.conflicts_with)})"
+        old += note(hit.conflicts_with)
         blocks.append(
             f"[{rank}] {where} score {hit.score:.3f}, {hit.source}{who}{old}\n{hit.snippet}"
         )
@@ -365,10 +364,11 @@ def _render_list(out: ListOutput) -> str:
     if not out.memories:
         return "No memories match."
     lines = [f"{out.count} memories:"]
+    created = {m.id: m.created_at for m in out.memories if m.id and m.created_at}
     for m in out.memories:
         kind = "/".join(x for x in (m.type, m.scope) if x) or "-"
-        note = conflict_note({"id": m.id, "conflicts_with": list(m.conflicts_with)})
-        lines.append(f"- {m.created_at or '?'} {m.id or '-'} [{kind}] {m.title} ({m.path}){note}")
+        said = conflict_note(m.model_dump(include={"id", "created_at", "conflicts_with"}), created)
+        lines.append(f"- {m.created_at or '?'} {m.id or '-'} [{kind}] {m.title} ({m.path}){said}")
     return "\n".join(lines)
 
 

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from engram.cli.common import console, err_console, open_memory
+from engram.lifecycle.conflicts import conflict_note
 from engram.models import MemoryType
 from engram.scopes import Scope
 
@@ -130,11 +131,14 @@ def list_command(
     if not found:
         err_console.print("no memories match")
         return
+    created = {m.id: m.created_at for m in found if m.id and m.created_at}
     for m in found:
         kind = "/".join(x for x in (m.type, m.scope) if x) or "-"
         state = "" if m.live else f" [{m.status}]"
-        if m.live and m.conflicts_with:
-            state += f" (conflicts with: {', '.join(m.conflicts_with)})"
+        if m.live:
+            state += conflict_note(
+                m.model_dump(include={"id", "created_at", "conflicts_with"}), created
+            )
         console.print(
             f"{m.created_at or '?':25} {m.id or '-':22} {kind:22} {m.title}{state}  ({m.path})",
             highlight=False,
