@@ -34,6 +34,7 @@ from engram.lifecycle.memory_io import (
     mark,
     now_ms,
     read_known,
+    retire,
     stamp,
     update_frontmatter,
 )
@@ -228,9 +229,14 @@ def _plan(writer: Writer, new: ExtractedMemory, folder: MemoryFolder, markdown: 
 def supersede(
     writer: Writer, document_ids: Sequence[str], by_id: str, now: datetime | None = None
 ) -> IndexReport:
-    """Mark memories superseded by ``by_id`` (kept on disk as history) and re-index them."""
-    mark(writer, document_ids, {"status": "superseded", "superseded_by": by_id}, now_ms(now))
-    return index_documents(writer, document_ids)
+    """Supersede memories by the memory ``by_id`` (they stay on disk as history; it names them
+    in ``supersedes``) and re-index them all."""
+    newer = find(writer, by_id)[0]
+    newer_doc = document_id_for(newer, writer.config.root)
+    folder = folder_of(writer.folders, newer.resolve())
+    with write_lock(folder.path if folder else newer.parent):
+        retire(writer, document_ids, newer_doc, by_id, now_ms(now))
+        return index_documents(writer, [newer_doc, *document_ids])
 
 
 # --------------------------------------------------------------------------- aging
@@ -256,19 +262,26 @@ def age(
     when = now_ms(now)
     report = AgingReport(dry_run=dry_run)
     for folder in (f for f in folders or writer.folders if f.writable):
-        infos = [read_info(p, writer.config.root) for p in memory_files(folder.path)]
-        plan = plan_aging(infos, writer.config.lifecycle)
-        changed: list[str] = []
-        for old, newer in plan.superseded:
-            report.superseded.append(old.path)
-            if not dry_run:
-                mark(writer, [old.path], {"status": "superseded", "superseded_by": newer.id}, when)
-                changed.append(old.path)
-        for group in plan.condense:
-            changed.extend(_condense(writer, folder, group, report, dry_run, when))
-        if changed:
-            _add(report, index_documents(writer, changed))
+        with write_lock(folder.path):
+            _age_folder(writer, folder, report, dry_run, when)
     return report
+
+
+def _age_folder(
+    writer: Writer, folder: MemoryFolder, report: AgingReport, dry_run: bool, when: datetime
+) -> None:
+    infos = [read_info(p, writer.config.root) for p in memory_files(folder.path)]
+    plan = plan_aging(infos, writer.config.lifecycle)
+    changed: list[str] = []
+    for old, newer in plan.superseded:
+        report.superseded.append(old.path)
+        if not dry_run and newer.id:
+            retire(writer, [old.path], newer.path, newer.id, when)
+            changed.extend([old.path, newer.path])
+    for group in plan.condense:
+        changed.extend(_condense(writer, folder, group, report, dry_run, when))
+    if changed:
+        _add(report, index_documents(writer, changed))
 
 
 def _condense(
@@ -308,7 +321,8 @@ def _condense(
         )
         report.learned.append(stored.path)
         report.condensed.extend(paths)
-        mark(writer, paths, {"status": "superseded", "superseded_by": stored.id}, when)
+        retire(writer, paths, stored.path, stored.id, when)
+        paths = [*paths, stored.path]
     else:
         report.archived.extend(paths)
         mark(writer, paths, {"status": "archived"}, when)
@@ -442,9 +456,11 @@ def forget(writer: Writer, id_or_path: str) -> list[str]:
     removed: list[str] = []
     for path in paths:
         doc_id = document_id_for(path, writer.config.root)
-        info = read_info(path, writer.config.root)
-        path.unlink()
-        writer.store.delete_documents([doc_id])
+        folder = folder_of(writer.folders, path.resolve())
+        with write_lock(folder.path if folder else path.parent):
+            info = read_info(path, writer.config.root)
+            path.unlink()
+            writer.store.delete_documents([doc_id])
         if info.id:
             writer.access.forget(path, [info.id])
         removed.append(doc_id)

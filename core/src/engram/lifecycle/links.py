@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engram.chunking import read_frontmatter
-from engram.lifecycle.memory_io import update_frontmatter, writable_path
+from engram.lifecycle.memory_io import added, update_frontmatter, writable_path
 from engram.writer import Writer
 
 LINK_KEYS = ("conflicts_with", "related")
@@ -28,8 +28,4 @@ def link_back(writer: Writer, document_ids: Sequence[str], key: str, memory_id: 
     return changed
 
 
-def added(current: object, ids: Sequence[str]) -> list[str] | None:
-    """``current`` (a frontmatter list) with ``ids`` added, or None when nothing is new."""
-    have = [str(v) for v in current] if isinstance(current, list) else []
-    new = [i for i in ids if i not in have]
-    return [*have, *new] if new else None
+__all__ = ["LINK_KEYS", "added", "link_back"]

@@ -58,6 +58,33 @@ def mark(
         update_frontmatter(writer, doc_id, {**changes, key: stamp(now)})
 
 
+def retire(
+    writer: Writer, old_ids: Sequence[str], newer_doc: str, newer_id: str, now: datetime
+) -> None:
+    """Supersede the memories ``old_ids`` (document ids) by ``newer_id``: the newer memory names
+    them in ``supersedes`` first (the truth ``chains.repair`` completes from after a crash), then
+    each older file is marked."""
+    names = []
+    for doc_id in old_ids:
+        path = writable_path(writer, doc_id)
+        memory_id = read_frontmatter(path.read_text(encoding="utf-8", errors="replace")).metadata
+        if isinstance(memory_id.get("id"), str):
+            names.append(str(memory_id["id"]))
+    newer = writable_path(writer, newer_doc)
+    meta = read_frontmatter(newer.read_text(encoding="utf-8", errors="replace")).metadata
+    links = added(meta.get("supersedes"), names)
+    if links is not None:
+        update_frontmatter(writer, newer_doc, {"supersedes": links})
+    mark(writer, old_ids, {"status": "superseded", "superseded_by": newer_id}, now)
+
+
+def added(current: object, ids: Sequence[str]) -> list[str] | None:
+    """``current`` (a frontmatter list) with ``ids`` added, or None when nothing is new."""
+    have = [str(v) for v in current] if isinstance(current, list) else []
+    new = [i for i in ids if i not in have]
+    return [*have, *new] if new else None
+
+
 def read_known(writer: Writer, document_id: str) -> KnownMemory | None:
     """A stored memory as a contradiction check sees it (None when the file is gone)."""
     path = document_path(document_id, writer.config.root)
