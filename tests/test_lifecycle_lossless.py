@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -143,6 +144,45 @@ def test_index_completes_a_one_way_link_and_a_half_done_supersede(
     assert texts(memory, "Session tokens expire") == []
 
 
+def test_a_plan_with_conflicts_and_related_links_both_ways_and_keeps_all_live(
+    tmp_path: Path, memory: Memory
+) -> None:
+    """What the write path does with the judge's ``conflicts`` and ``related`` (the judge itself
+    is tested with its own module): a new file naming both, each older memory naming it."""
+    from engram.lifecycle.dedup import Neighbour, WritePlan
+    from engram.lifecycle.memory_io import read_known
+    from engram.memories import _write
+    from engram.memory_files import new_memory_id
+    from engram.models import ExtractedMemory
+
+    writer = memory.writer
+    a = memory.remember("Deploys are frozen on Fridays.", type="decision")
+    b = memory.remember("Hotfixes may ship on any day.", type="decision")
+
+    def near(stored_id: str, path: str) -> Neighbour:
+        known = read_known(writer, path)
+        assert known is not None
+        return Neighbour(stored_id, path, "decision", 0.2, known)
+
+    new = ExtractedMemory(type="decision", content="Deploys are allowed on Fridays.")
+    front = {"id": new_memory_id(datetime.now(UTC)), "title": "Deploys", "type": "decision"}
+    front["created_at"] = datetime.now(UTC).isoformat()
+    plan = WritePlan(conflicts=[near(a.id, a.path)], related=[near(b.id, b.path)])
+    stored = _write(writer, plan, new, front, tmp_path / "memory" / "decision", None, now())
+    assert stored.linked_conflicts == [a.id] and stored.linked_related == [b.id]
+    mine = frontmatter(tmp_path / stored.path)
+    assert mine["conflicts_with"] == [a.id] and mine["related"] == [b.id]
+    assert frontmatter(tmp_path / a.path)["conflicts_with"] == [stored.id]
+    assert frontmatter(tmp_path / b.path)["related"] == [stored.id]
+    assert {m.id for m in memory.list_memories()} == {a.id, b.id, stored.id}  # all live
+    found = memory.search("deploys on Fridays", mode="keyword").hits
+    assert [h.chunk.metadata["id"] for h in found][:2] == [stored.id, a.id]  # newer first
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
 # --------------------------------------------------------------------------- the invariant
 
 SUBJECTS = ["The API", "the API", "The worker"]
@@ -208,13 +248,15 @@ def test_no_sequence_of_writes_loses_a_stored_wording(ops: list[tuple[object, ..
                 assert stored.path
             elif op[0] == "capture":
                 first, second = ("tabs", "spaces") if op[1] == "tabs" else ("spaces", "tabs")
-                said = f"I prefer {first} over {second} for indentation in this repository."
-                report = memory.capture(
-                    [
-                        Message(role="user", content=said),
-                        Message(role="assistant", content="Understood, I will keep that in mind."),
-                    ]
+                said = (
+                    f"I prefer {first} over {second} for indentation in this repository, "
+                    "please keep it that way."
                 )
+                reply = "Understood, I will keep that in mind from now on."
+                report = memory.capture(
+                    [Message(role="user", content=said), Message(role="assistant", content=reply)]
+                )
+                assert report.stored, report.summary()  # the step writes, or it tests nothing
                 for stored in report.stored:
                     file = root / stored.path
                     fm = read_frontmatter(file.read_text(encoding="utf-8"))
