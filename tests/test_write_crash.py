@@ -150,3 +150,28 @@ def test_four_contradicting_writers_at_once_leave_one_live_head_and_no_fork(
     assert len(heads) == 1, heads
     assert_no_fork(project)
     assert searched(ok, "API listens port") == {heads[0]["wording"]}
+
+
+@pytest.mark.parametrize("point", ["restore-after-superseder", "restore-after-file"])
+def test_a_restore_killed_at_any_point_leaves_one_consistent_state(
+    project: Path, ok: Callable[..., Any], point: str
+) -> None:
+    old = ok("remember", OLD, "--type", "project-config")
+    new = ok("remember", NEW, "--type", "project-config")
+    assert new["superseded"] == [old["id"]]
+    crashed = engram(project, "restore", old["id"], **{CRASH_ENV: point})
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    fresh(project, "index")
+    assert all_wordings(project) == {OLD, NEW}
+    assert_no_fork(project)
+    memories = {m["id"]: m for m in on_disk(project)}
+    # The superseder let go first, so the memory is never superseded again by the repair:
+    # it is restored (after the file), or still retired with the two linked (before it).
+    assert "supersedes" not in memories[new["id"]]
+    assert memories[new["id"]]["conflicts_with"] == [old["id"]]
+    assert memories[old["id"]]["conflicts_with"] == [new["id"]]
+    heads = {m["id"] for m in live(project)}
+    assert heads == ({new["id"], old["id"]} if point == "restore-after-file" else {new["id"]})
+    if point == "restore-after-superseder":
+        ok("restore", old["id"])  # running it again finishes the job
+    assert {m["id"] for m in live(project)} == {new["id"], old["id"]}

@@ -52,7 +52,7 @@ def remember_command(
     verb = "remembered" if stored.action == "created" else "updated"
     line = f"{verb} {stored.id} → {stored.path}"
     if stored.action == "updated":
-        line += " (the same fact: the earlier wording is kept, see `engram history`)"
+        line += " (the same fact, already stored; an earlier wording is kept: `engram history`)"
     for label, ids in (
         ("supersedes", stored.superseded),
         ("conflicts with", stored.linked_conflicts),
