@@ -264,3 +264,21 @@ def test_history_shows_every_wording_and_restore_brings_one_back(
     assert code == 1 and "between 1 and 2" in err and "Traceback" not in err + out
     code, _, err = cli(capsys, "restore", "20990101-000000-abcdef")
     assert code == 1 and "no memory with id" in err
+
+
+def test_a_restored_memory_and_its_superseder_are_both_listed_newest_first_with_a_note(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = cli_json(capsys, "remember", "The API listens on port 8001.", "--type", "project-config")
+    new = cli_json(capsys, "remember", "The API listens on port 8002.", "--type", "project-config")
+    assert new["superseded"] == [old["id"]]
+    code, out, _ = cli(capsys, "restore", old["id"])
+    assert code == 0 and f"(conflicts with {new['id']})" in out
+    code, out, _ = cli(capsys, "list", "--type", "project-config")
+    lines = out.splitlines()
+    assert code == 0 and [new["id"] in lines[0], old["id"] in lines[1]] == [True, True]
+    assert f"(conflicts with an older memory: {old['id']})" in lines[0]
+    assert "conflicts with an older" not in lines[1]
+    code, out, _ = cli(capsys, "recall", "--query", "API listens port")
+    assert code == 0 and f"(conflicts with an older memory: {old['id']})" in out
+    assert out.index("port 8002") < out.index("port 8001")
