@@ -69,8 +69,13 @@ def test_a_memorys_page_shows_its_history(client: TestClient, memory: Memory) ->
         (new.id, "live"),
     ]
     assert data["frontmatter"]["superseded_by"] == new.id and "tabs over spaces" in data["text"]
+    assert [e["wording"] for e in data["entries"]] == [
+        "The user prefers tabs over spaces in Go code.",
+        "The user prefers spaces over tabs in Go code.",
+    ]
     page = client.get(f"/memory/{old.id}").text
     assert "History" in page and "superseded" in page and new.id in page
+    assert "Every wording" in page and "prefers spaces over tabs" in page
     assert client.get("/api/memories").json()["history"] == 1
 
 

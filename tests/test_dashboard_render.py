@@ -71,10 +71,18 @@ def rendered(value: str) -> list[str]:
     usage = {"ledger": value, "error": value, "days": [day]}
     event = {"when": value, "kind": value, "what": value, "error": value}
     activity = {"events": [event], "errors": 1, "not_recorded": value}
+    entry = {"when": value, "memory_id": value, "path": value, "status": value}
+    entry |= {"why": value, "wording": value}
     return [
         pages.memories_page(listing, value, results),
         pages.memory_page(
-            {"memory": memory(value), "frontmatter": {value: value}, "text": value, "chain": []}
+            {
+                "memory": memory(value),
+                "frontmatter": {value: value},
+                "text": value,
+                "chain": [],
+                "entries": [entry],
+            }
         ),
         pages.index_page(index),
         pages.usage_page(usage),

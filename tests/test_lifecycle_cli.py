@@ -241,3 +241,44 @@ def test_the_agent_tools_refuse_to_write_into_an_external_folder(
         read = tools.call("memory_get", {"path": runbook.as_posix()})
         assert read.ok and "replication lag" in read.text  # reading it is fine
     assert runbook.read_bytes() == before
+
+
+# --------------------------------------------------------------------------- history, restore
+
+
+def test_history_shows_every_wording_and_restore_brings_one_back(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = cli_json(capsys, "remember", "Releases are tagged from main.")
+    code, out, _ = cli(capsys, "remember", "releases are tagged from MAIN")
+    assert code == 0 and out.startswith(f"updated {first['id']}") and "earlier wording" in out
+    code, out, _ = cli(capsys, "history", first["id"])
+    assert code == 0
+    assert out.index("Releases are tagged from main.") < out.index("releases are tagged from MAIN")
+    assert "revision 1 (merged)" in out and "engram restore ID" in out
+    code, out, _ = cli(capsys, "restore", first["id"], "--revision", "1")
+    assert code == 0 and out.startswith(f"restored {first['id']}")
+    hits = cli_json(capsys, "search", "releases tagged", "--mode", "keyword")["hits"]
+    assert [h["text"].strip() for h in hits] == ["Releases are tagged from main."]
+    code, out, err = cli(capsys, "restore", first["id"], "--revision", "7")
+    assert code == 1 and "between 1 and 2" in err and "Traceback" not in err + out
+    code, _, err = cli(capsys, "restore", "20990101-000000-abcdef")
+    assert code == 1 and "no memory with id" in err
+
+
+def test_a_restored_memory_and_its_superseder_are_both_listed_newest_first_with_a_note(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = cli_json(capsys, "remember", "The API listens on port 8001.", "--type", "project-config")
+    new = cli_json(capsys, "remember", "The API listens on port 8002.", "--type", "project-config")
+    assert new["superseded"] == [old["id"]]
+    code, out, _ = cli(capsys, "restore", old["id"])
+    assert code == 0 and f"(conflicts with {new['id']})" in out
+    code, out, _ = cli(capsys, "list", "--type", "project-config")
+    lines = out.splitlines()
+    assert code == 0 and [new["id"] in lines[0], old["id"] in lines[1]] == [True, True]
+    assert f"(conflicts with an older memory: {old['id']})" in lines[0]
+    assert "conflicts with an older" not in lines[1]
+    code, out, _ = cli(capsys, "recall", "--query", "API listens port")
+    assert code == 0 and f"(conflicts with an older memory: {old['id']})" in out
+    assert out.index("port 8002") < out.index("port 8001")

@@ -39,9 +39,18 @@ def test_the_same_fact_reworded_leaves_one_file_updated(tmp_path: Path, memory: 
     assert files(tmp_path) == [tmp_path / first.path]
     meta = frontmatter(tmp_path / first.path)
     text = (tmp_path / first.path).read_text(encoding="utf-8")
-    assert "keeps its invoices" in text and "stores invoices" not in text
+    body = text.split("\n---\n", 1)[1]  # the earlier wording is history, not the text
+    assert "keeps its invoices" in body and "stores invoices" not in body
     assert meta["tags"] == ["db", "billing"] and meta["importance"] == 2.0
-    assert meta["revisions"] == 1 and meta["updated_at"] >= meta["created_at"]
+    assert [r["wording"] for r in meta["revisions"]] == [
+        "The billing service stores invoices in PostgreSQL 15."
+    ]
+    assert meta["revisions"][0]["why"] == "merged" and meta["updated_at"] >= meta["created_at"]
+    entries = memory.history(first.id).entries
+    assert [(e.kind, e.wording) for e in entries] == [
+        ("revision", "The billing service stores invoices in PostgreSQL 15."),
+        ("memory", "The billing service keeps its invoices in PostgreSQL 15."),
+    ]
     hits = memory.search("where are billing invoices stored", mode="keyword").hits
     assert [h.chunk.document_id for h in hits] == [first.path]  # the index was updated too
     assert "keeps its invoices" in hits[0].chunk.text
@@ -106,8 +115,15 @@ def test_with_the_embedder_down_the_memory_is_written_with_a_warning(tmp_path: P
     }
     with Memory.open(load_config({"embedder": embedder}, start=tmp_path)) as memory:
         stored = memory.remember("Releases are tagged from main.", type="decision")
+        # The same fact again, normalised text equal: merged by its hash, with no embedder.
+        again = memory.remember("releases are tagged  from MAIN", type="decision")
     assert stored.action == "created" and (tmp_path / stored.path).is_file()
-    assert any("without checking for duplicates" in w for w in stored.warnings)
+    assert any("without checking for near-duplicates" in w for w in stored.warnings)
+    assert again.action == "updated" and again.id == stored.id
+    assert files(tmp_path) == [tmp_path / stored.path]
+    meta = frontmatter(tmp_path / stored.path)
+    assert [r["wording"] for r in meta["revisions"]] == ["Releases are tagged from main."]
+    assert meta["content_hash"].startswith("sha256:")
 
 
 def test_the_agent_tools_merge_and_supersede_the_same_way(tmp_path: Path, memory: Memory) -> None:
@@ -122,7 +138,7 @@ def test_the_agent_tools_merge_and_supersede_the_same_way(tmp_path: Path, memory
     )
     assert first.ok and again.ok and again.data is not None and first.data is not None
     assert again.data["action"] == "updated" and again.data["id"] == first.data["id"]
-    assert again.text.startswith("Updated the near-duplicate memory")
+    assert again.text.startswith("Updated the memory holding the same fact")
     old = tools.call("memory_store", {"content": "The user prefers tabs.", "type": "preference"})
     new = tools.call(
         "memory_store", {"content": "The user prefers spaces over tabs.", "type": "preference"}

@@ -39,6 +39,7 @@ def test_schemas_are_generated_from_the_input_models() -> None:
         "memory_forget",
         "memory_list",
         "memory_stats",
+        "memory_restore",
     }
     for tool in TOOLS.values():
         assert tool.input_schema() == tool.input.model_json_schema()

@@ -1,11 +1,14 @@
-"""Agent memories as markdown files: written with dedup and contradiction, superseded, aged,
+"""Agent memories as markdown files: written losslessly (merged, superseded, linked), aged,
 listed and forgotten. The files are the truth; the store is derived from them.
 
 A new memory is ``<memory folder>/<type>/<slug>.md`` in the folder of its scope (project or
-user; external folders are never written). Before it is written, the nearest live memories of
-its scope decide what happens (``engram.lifecycle.dedup``): a near-duplicate of the same type is
-updated in place instead, and memories the extractor calls stale are superseded. File formats
-and atomic writes live in ``engram.memory_files``.
+user; external folders are never written). Under the folder's write lock
+(``engram.lifecycle.locking``), the same text already stored (``content_hash``) is merged into
+first, with no embedder; otherwise the nearest live memories of its scope decide
+(``engram.lifecycle.dedup``): the same fact is merged (``lifecycle.merge``: the earlier wording
+kept as a revision), judged reversals are superseded, unsure ones and close-but-different ones
+are linked (``lifecycle.links``). Nothing stored is ever discarded but by ``forget``/``prune``.
+File formats and atomic writes live in ``engram.memory_files``.
 """
 
 from __future__ import annotations
@@ -18,33 +21,43 @@ from typing import Any, get_args
 from engram.chunking import read_frontmatter
 from engram.errors import InvalidMemory, MemoryNotFound, UnsafePath
 from engram.filters import parse_iso, to_utc
-from engram.ingest.sync import IndexReport, sync_files
-from engram.ingest.vault import VaultFile, document_id_for
+from engram.ingest.sync import IndexReport
+from engram.ingest.vault import document_id_for
 from engram.lifecycle.aging import plan_aging
+from engram.lifecycle.content_hash import HASH_KEY, content_hash, same_text
+from engram.lifecycle.crash import crash_point
 from engram.lifecycle.dedup import WritePlan, document_path, find_neighbours, plan_write
+from engram.lifecycle.links import added, link_back
+from engram.lifecycle.locking import write_lock
+from engram.lifecycle.memory_io import (
+    index_documents,
+    mark,
+    now_ms,
+    read_known,
+    retire,
+    stamp,
+    update_frontmatter,
+)
+from engram.lifecycle.merge import merge
 from engram.memory_files import (
     MEMORY_ID,
     check_path_syntax,
     clean_tags,
     default_title,
-    info_from,
     memory_files,
     new_memory_id,
     read_info,
     render,
-    replace_file,
     slugify,
     target_folder,
-    with_frontmatter,
     write_new_file,
 )
-from engram.models import ExtractedMemory, KnownMemory, MemoryInfo, MemoryType, StoredMemory
+from engram.models import ExtractedMemory, MemoryInfo, MemoryType, StoredMemory
 from engram.redact import strip_private
 from engram.scopes import SCOPES, MemoryFolder, Scope, check_writable, folder_of, writable_folder
 from engram.writer import Writer
 
 MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
-MAX_MEMORY_BYTES = 1_000_000
 
 __all__ = [
     "MEMORY_ID",
@@ -54,19 +67,11 @@ __all__ = [
     "Scope",
     "StoredMemory",
     "forget",
+    "index_documents",
     "list_memories",
+    "read_known",
     "remember",
 ]
-
-
-def _now(now: datetime | None) -> datetime:
-    moment = (now or datetime.now(UTC)).astimezone(UTC)
-    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
-
-
-def _stamp(moment: datetime) -> str:
-    """Milliseconds: aging orders memories by creation time, and captures come in bursts."""
-    return moment.isoformat(timespec="milliseconds")
 
 
 # --------------------------------------------------------------------------- remember
@@ -85,8 +90,9 @@ def remember(
     importance: float = 1.0,
     now: datetime | None = None,
 ) -> StoredMemory:
-    """Write a memory (private spans removed first), or merge it into a near-duplicate; then
-    supersede what it makes stale, age its kind, and index what changed."""
+    """Write a memory (private spans removed first), or merge it into the memory holding the
+    same fact (keeping the earlier wording); supersede and link what the plan says; age its
+    kind; index what changed. One writer at a time per memory folder."""
     if type not in MEMORY_TYPES:
         raise InvalidMemory(f"unknown memory type {type!r}; use one of {', '.join(MEMORY_TYPES)}")
     if scope not in SCOPES:
@@ -106,7 +112,7 @@ def remember(
         importance=importance,
     )
     clean_source = " ".join(strip_private(source).split()) or "agent"
-    created = _now(now)
+    created = now_ms(now)
     folder = writable_folder(writer.folders, scope)
     target_dir, stem = target_folder(folder.path, type, path)
     writer.check_identity(writing=True)
@@ -116,33 +122,82 @@ def remember(
         "type": type,
         "scope": scope,
         "tags": new.tags,
-        "created_at": _stamp(created),
+        "created_at": stamp(created),
         "source": clean_source,
         "project": writer.config.root.name,
         "importance": importance,
+        HASH_KEY: content_hash(text),
     }
-    plan = _plan(writer, new, folder, render(frontmatter, new.title or "", text))
+    with write_lock(folder.path):
+        same = same_text(folder.path, type, frontmatter[HASH_KEY])
+        if same is not None:  # the same text: merged before (and without) the embedder
+            stored = merge(writer, document_id_for(same, writer.config.root), new, created)
+            _add_index(stored, index_documents(writer, [stored.path]))
+            return stored
+        plan = _plan(writer, new, folder, render(frontmatter, new.title or "", text))
+        crash_point("after-plan")
+        stored = _write(writer, plan, new, frontmatter, target_dir, stem, created)
+        if type in ("progress", "session-summary"):
+            stored.warnings.extend(age(writer, now=created, folders=[folder]).warnings)
+    return stored
+
+
+def _write(
+    writer: Writer,
+    plan: WritePlan,
+    new: ExtractedMemory,
+    frontmatter: dict[str, Any],
+    target_dir: Path,
+    stem: str | None,
+    created: datetime,
+) -> StoredMemory:
+    """Carry out ``plan``: the new side first (it names what it supersedes and links), then
+    the older memories, so a crash at any point is completed by the next index."""
+    links = {
+        "supersedes": [n.id for n in plan.stale],
+        "conflicts_with": [n.id for n in plan.conflicts],
+        "related": [n.id for n in plan.related],
+    }
     if plan.duplicate is not None:
-        stored = _merge(writer, plan.duplicate.document_id, new, created)
+        stored = merge(writer, plan.duplicate.document_id, new, created)
+        changes = {k: added(_meta(writer, stored.path).get(k), v) for k, v in links.items() if v}
+        if any(v is not None for v in changes.values()):
+            update_frontmatter(writer, stored.path, {k: v for k, v in changes.items() if v})
     else:
-        if plan.stale:
-            frontmatter["supersedes"] = [n.id for n in plan.stale]
+        frontmatter.update({k: v for k, v in links.items() if v})
         written = write_new_file(
-            target_dir, stem or slugify(new.title or ""), render(frontmatter, new.title or "", text)
+            target_dir,
+            stem or slugify(new.title or ""),
+            render(frontmatter, new.title or "", new.content),
         )
         stored = StoredMemory(**read_info(written, writer.config.root).model_dump())
+    crash_point("after-new-file")
     stored.warnings.extend(plan.warnings)
-    report = index_documents(writer, [stored.path])
-    stored.chunks = report.chunks_written
-    stored.warnings.extend(report.warnings)
+    _add_index(stored, index_documents(writer, [stored.path]))
+    crash_point("after-index-new")
     stale = [n.document_id for n in plan.stale]
     if stale:
         stored.superseded = [n.id for n in plan.stale]
-        _mark(writer, stale, {"status": "superseded", "superseded_by": stored.id}, created)
-        stored.warnings.extend(index_documents(writer, stale).warnings)
-    if type in ("progress", "session-summary"):
-        stored.warnings.extend(age(writer, now=created, folders=[folder]).warnings)
+        mark(writer, stale, {"status": "superseded", "superseded_by": stored.id}, created)
+        crash_point("after-mark-old")
+    linked = link_back(writer, [n.document_id for n in plan.conflicts], "conflicts_with", stored.id)
+    linked += link_back(writer, [n.document_id for n in plan.related], "related", stored.id)
+    stored.linked_conflicts = [n.id for n in plan.conflicts]
+    stored.linked_related = [n.id for n in plan.related]
+    if stale or linked:
+        stored.warnings.extend(index_documents(writer, [*stale, *linked]).warnings)
+    crash_point("after-index-old")
     return stored
+
+
+def _add_index(stored: StoredMemory, report: IndexReport) -> None:
+    stored.chunks = report.chunks_written
+    stored.warnings.extend(report.warnings)
+
+
+def _meta(writer: Writer, document_id: str) -> dict[str, Any]:
+    path = document_path(document_id, writer.config.root)
+    return dict(read_frontmatter(path.read_text(encoding="utf-8", errors="replace")).metadata)
 
 
 def _plan(writer: Writer, new: ExtractedMemory, folder: MemoryFolder, markdown: str) -> WritePlan:
@@ -158,7 +213,7 @@ def _plan(writer: Writer, new: ExtractedMemory, folder: MemoryFolder, markdown: 
         return WritePlan(
             warnings=[
                 f"embedder failed ({type(exc).__name__}: {exc}); the memory was written without "
-                "checking for duplicates or contradictions"
+                "checking for near-duplicates or contradictions (exact duplicates still merge)"
             ]
         )
     neighbours = find_neighbours(
@@ -171,98 +226,17 @@ def _plan(writer: Writer, new: ExtractedMemory, folder: MemoryFolder, markdown: 
     return plan_write(new, neighbours, writer.config.lifecycle, writer.extractor)
 
 
-def _merge(writer: Writer, document_id: str, new: ExtractedMemory, now: datetime) -> StoredMemory:
-    """Update a near-duplicate in place with the newer wording: same id, file and creation
-    time; tags joined; importance the higher of the two; ``updated_at`` and ``revisions``."""
-    path = _writable_path(writer, document_id)
-    old: dict[str, Any] = dict(
-        read_frontmatter(path.read_text(encoding="utf-8", errors="replace")).metadata
-    )
-    old_tags = old.get("tags")
-    tags = clean_tags(
-        [*(str(t) for t in old_tags if t), *new.tags] if isinstance(old_tags, list) else new.tags
-    )
-    importance = max(read_info(path, writer.config.root).importance, new.importance)
-    revisions = old.get("revisions")
-    meta = dict(old)
-    meta.update(
-        title=new.title,
-        tags=tags,
-        importance=importance,
-        updated_at=_stamp(now),
-        revisions=(revisions if isinstance(revisions, int) else 0) + 1,
-    )
-    replace_file(path, render(meta, new.title or "", new.content))
-    stored = StoredMemory(**read_info(path, writer.config.root).model_dump())
-    stored.action = "updated"
-    return stored
-
-
 def supersede(
     writer: Writer, document_ids: Sequence[str], by_id: str, now: datetime | None = None
 ) -> IndexReport:
-    """Mark memories superseded by ``by_id`` (kept on disk as history) and re-index them."""
-    _mark(writer, document_ids, {"status": "superseded", "superseded_by": by_id}, _now(now))
-    return index_documents(writer, document_ids)
-
-
-def _mark(
-    writer: Writer, document_ids: Sequence[str], changes: dict[str, Any], now: datetime
-) -> None:
-    """Set frontmatter ``changes`` on memories (superseded or archived), with the time."""
-    stamp = "superseded_at" if changes.get("status") == "superseded" else "archived_at"
-    for doc_id in document_ids:
-        path = _writable_path(writer, doc_id)
-        text = path.read_text(encoding="utf-8")
-        replace_file(path, with_frontmatter(text, {**changes, stamp: _stamp(now)}))
-
-
-def _writable_path(writer: Writer, document_id: str) -> Path:
-    path = document_path(document_id, writer.config.root).resolve()
-    check_writable(writer.folders, path, document_id)
-    if not path.is_file():
-        raise MemoryNotFound(
-            f"{document_id} is gone; run `engram index` to bring the index up to date"
-        )
-    return path
-
-
-def read_known(writer: Writer, document_id: str) -> KnownMemory | None:
-    """A stored memory as a contradiction check sees it (None when the file is gone)."""
-    path = document_path(document_id, writer.config.root)
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    fm = read_frontmatter(text)
-    info = info_from(fm.metadata, path, writer.config.root)
-    if info.id is None:
-        return None
-    return KnownMemory(
-        id=info.id,
-        type=info.type,
-        title=info.title,
-        content=strip_private(fm.body).strip(),
-        created_at=info.created_at,
-    )
-
-
-def index_documents(writer: Writer, document_ids: Sequence[str]) -> IndexReport:
-    """Index (again) the given memory files, each under its memory folder as root."""
-    root = writer.config.root
-    files = []
-    for doc_id in dict.fromkeys(document_ids):
-        path = document_path(doc_id, root).resolve()
-        folder = folder_of(writer.folders, path)
-        files.append(VaultFile(path, folder.path if folder else path.parent, doc_id))
-    return sync_files(
-        files,
-        [f.path for f in files],
-        writer.store,
-        writer.embedder,
-        writer.make_chunks,
-        max_file_bytes=max(writer.config.vault.max_file_bytes, MAX_MEMORY_BYTES),
-    )
+    """Supersede memories by the memory ``by_id`` (they stay on disk as history; it names them
+    in ``supersedes``) and re-index them all."""
+    newer = find(writer, by_id)[0]
+    newer_doc = document_id_for(newer, writer.config.root)
+    folder = folder_of(writer.folders, newer.resolve())
+    with write_lock(folder.path if folder else newer.parent):
+        retire(writer, document_ids, newer_doc, by_id, now_ms(now))
+        return index_documents(writer, [newer_doc, *document_ids])
 
 
 # --------------------------------------------------------------------------- aging
@@ -285,22 +259,29 @@ def age(
     folders: Sequence[MemoryFolder] | None = None,
 ) -> AgingReport:
     """Apply the aging rules to the given memory folders (default: every writable one)."""
-    when = _now(now)
+    when = now_ms(now)
     report = AgingReport(dry_run=dry_run)
     for folder in (f for f in folders or writer.folders if f.writable):
-        infos = [read_info(p, writer.config.root) for p in memory_files(folder.path)]
-        plan = plan_aging(infos, writer.config.lifecycle)
-        changed: list[str] = []
-        for old, newer in plan.superseded:
-            report.superseded.append(old.path)
-            if not dry_run:
-                _mark(writer, [old.path], {"status": "superseded", "superseded_by": newer.id}, when)
-                changed.append(old.path)
-        for group in plan.condense:
-            changed.extend(_condense(writer, folder, group, report, dry_run, when))
-        if changed:
-            _add(report, index_documents(writer, changed))
+        with write_lock(folder.path):
+            _age_folder(writer, folder, report, dry_run, when)
     return report
+
+
+def _age_folder(
+    writer: Writer, folder: MemoryFolder, report: AgingReport, dry_run: bool, when: datetime
+) -> None:
+    infos = [read_info(p, writer.config.root) for p in memory_files(folder.path)]
+    plan = plan_aging(infos, writer.config.lifecycle)
+    changed: list[str] = []
+    for old, newer in plan.superseded:
+        report.superseded.append(old.path)
+        if not dry_run and newer.id:
+            retire(writer, [old.path], newer.path, newer.id, when)
+            changed.extend([old.path, newer.path])
+    for group in plan.condense:
+        changed.extend(_condense(writer, folder, group, report, dry_run, when))
+    if changed:
+        _add(report, index_documents(writer, changed))
 
 
 def _condense(
@@ -340,10 +321,11 @@ def _condense(
         )
         report.learned.append(stored.path)
         report.condensed.extend(paths)
-        _mark(writer, paths, {"status": "superseded", "superseded_by": stored.id}, when)
+        retire(writer, paths, stored.path, stored.id, when)
+        paths = [*paths, stored.path]
     else:
         report.archived.extend(paths)
-        _mark(writer, paths, {"status": "archived"}, when)
+        mark(writer, paths, {"status": "archived"}, when)
     return paths
 
 
@@ -408,7 +390,7 @@ def all_memories(writer: Writer) -> list[MemoryInfo]:
             seen = counts.get(info.id or "")
             if seen is not None:
                 when = datetime.fromtimestamp(seen.last_at, UTC)
-                update.update(access_count=seen.count, last_accessed_at=_stamp(when))
+                update.update(access_count=seen.count, last_accessed_at=stamp(when))
             out.append(info.model_copy(update=update))
     return out
 
@@ -474,9 +456,11 @@ def forget(writer: Writer, id_or_path: str) -> list[str]:
     removed: list[str] = []
     for path in paths:
         doc_id = document_id_for(path, writer.config.root)
-        info = read_info(path, writer.config.root)
-        path.unlink()
-        writer.store.delete_documents([doc_id])
+        folder = folder_of(writer.folders, path.resolve())
+        with write_lock(folder.path if folder else path.parent):
+            info = read_info(path, writer.config.root)
+            path.unlink()
+            writer.store.delete_documents([doc_id])
         if info.id:
             writer.access.forget(path, [info.id])
         removed.append(doc_id)

@@ -28,9 +28,12 @@ from engram.ingest.report import IndexReport, Progress, merge_reports
 from engram.ingest.sessions import sync as sessions
 from engram.ingest.sync import sync_files
 from engram.ingest.vault import discover
+from engram.lifecycle import chains
 from engram.lifecycle import history as histories
 from engram.lifecycle import prune as pruning
+from engram.lifecycle import restore as restoring
 from engram.lifecycle.access import AccessCounter
+from engram.lifecycle.conflicts import newest_first
 from engram.models import (
     Excerpt,
     IndexIdentity,
@@ -76,7 +79,6 @@ class Memory:
         self.store = store
         self.embedder = embedder
         self.searcher = searcher
-        # What the feature modules (memories, capture, recall, sessions) work with.
         self.writer = Writer(
             config, store, embedder, lambda: build_part(config, registry, "extractor")
         )
@@ -201,6 +203,7 @@ class Memory:
         roots = [self.config.resolve(p).resolve() for p in paths] if paths else self.default_roots()
         if not dry_run:
             self.check_identity(writing=True)
+            chains.repair(self.writer)  # the newer memories' `supersedes` are the truth
         vault = self.config.vault
         files = discover(
             roots,
@@ -241,8 +244,7 @@ class Memory:
         return report
 
     # -- agent memories, sessions, recall ------------------------------------------------------
-    # Thin entry points; the work lives in engram.memories / .capture / .recall /
-    # .ingest.sessions / .lifecycle, which take the writer's narrow parts, not this façade.
+    # Thin entry points: the work lives in engram.memories, .capture, .recall, .lifecycle …
     def remember(
         self,
         content: str,
@@ -318,6 +320,10 @@ class Memory:
         """A memory and the chain of memories it superseded or was superseded by."""
         target = memories.find(self.writer, id_or_path)[0]
         return histories.history(memories.all_memories(self.writer), target, self.config.root)
+
+    def restore(self, id_or_path: str, revision: int | None = None) -> StoredMemory:
+        """Bring an earlier version of a memory back; what it replaces stays as a revision."""
+        return restoring.restore(self.writer, memories.find(self.writer, id_or_path)[0], revision)
 
     def age(self, *, dry_run: bool = False) -> memories.AgingReport:
         """Apply the aging rules (latest progress only, old session summaries condensed)."""
@@ -398,7 +404,7 @@ class Memory:
             if len(hits) >= wanted or len(result.hits) < pool or pool >= MAX_POOL:
                 break
             pool = min(MAX_POOL, pool * 4)
-        result = result.model_copy(update={"hits": hits[:wanted]})
+        result = result.model_copy(update={"hits": newest_first(hits[:wanted])})
         if count_access:
             self.access.record_hits(result.hits)
         return result

@@ -157,6 +157,19 @@ def render(frontmatter: dict[str, Any], title: str, content: str) -> str:
     return f"---\n{head}---\n{body}\n"
 
 
+def wording_of(meta: dict[str, Any], body: str) -> str:
+    """The text a memory was written with: its body without the heading ``render`` added."""
+    text = body.strip()
+    title = meta.get("title")
+    if isinstance(title, str) and title:
+        heading = f"# {title}"
+        if text.startswith(heading + "\n"):
+            rest = text[len(heading) :].strip()
+            if rest and default_title(rest) != title:
+                return rest
+    return text
+
+
 def with_frontmatter(text: str, changes: dict[str, Any]) -> str:
     """``text`` with its frontmatter keys updated (``None`` removes a key), the body unchanged
     byte for byte and keys a person added kept in place."""
@@ -272,6 +285,7 @@ def read_info(path: Path, project_root: Path) -> MemoryInfo:
 def info_from(meta: dict[str, Any], path: Path, project_root: Path) -> MemoryInfo:
     tags = meta.get("tags")
     supersedes = meta.get("supersedes")
+    revisions = meta.get("revisions")
     return MemoryInfo(
         id=_opt_str(meta.get("id")),
         path=document_id_for(path, project_root),
@@ -287,7 +301,14 @@ def info_from(meta: dict[str, Any], path: Path, project_root: Path) -> MemoryInf
         status=status_of(meta),
         superseded_by=_opt_str(meta.get("superseded_by")),
         supersedes=[str(s) for s in supersedes] if isinstance(supersedes, list) else [],
+        conflicts_with=_ids(meta.get("conflicts_with")),
+        related=_ids(meta.get("related")),
+        revision_count=len(revisions) if isinstance(revisions, list) else 0,
     )
+
+
+def _ids(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 def status_of(meta: dict[str, Any]) -> str:

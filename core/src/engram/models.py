@@ -175,6 +175,12 @@ class MemoryInfo(BaseModel):
     status: str = "live"
     superseded_by: str | None = None
     supersedes: list[str] = Field(default_factory=list)
+    # Other live memories it is linked to: maybe a reversal (newest shown first), or close but
+    # different. Both directions are written in the frontmatter.
+    conflicts_with: list[str] = Field(default_factory=list)
+    related: list[str] = Field(default_factory=list)
+    # Earlier wordings kept by merges and restores (their texts: ``revisions_of``).
+    revision_count: int = 0
     # From the folder's access log (search and recall hits), not the frontmatter.
     access_count: int = 0
     last_accessed_at: str | None = None
@@ -189,14 +195,28 @@ class MemoryInfo(BaseModel):
         return self.updated_at or self.created_at
 
 
+class Revision(BaseModel):
+    """An earlier wording of a memory, kept when a merge or a restore replaced it: the text,
+    its title, when it was written, when and why it was replaced."""
+
+    wording: str
+    title: str | None = None
+    when: str | None = None
+    replaced_at: str | None = None
+    why: str = "merged"
+
+
 class StoredMemory(MemoryInfo):
-    """A memory just written (``action`` created) or merged into an existing near-duplicate
-    (``updated``), what it made stale, how many chunks indexing it produced, and any warning
+    """A memory just written (``action`` created), merged into an existing one holding the same
+    fact (``updated``: the earlier wording kept as a revision) or restored (``restored``), what it
+    made stale, what it was linked to, how many chunks indexing it produced, and any warning
     (an embedder that failed leaves it searchable by keyword only until the next index)."""
 
     id: str
     action: str = "created"
     superseded: list[str] = Field(default_factory=list)
+    linked_conflicts: list[str] = Field(default_factory=list)
+    linked_related: list[str] = Field(default_factory=list)
     chunks: int = 0
     warnings: list[str] = Field(default_factory=list)
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from engram.chunking import read_frontmatter
 from engram.errors import ConfigError, EmptyQuery
 from engram.filters import Eq, Filter
+from engram.lifecycle.conflicts import created_at_of, note, older_conflicts
 from engram.lifecycle.dedup import document_path
 from engram.memories import list_memories
 from engram.models import Metadata, SearchResult
@@ -58,6 +59,7 @@ class RecallItem(BaseModel):
     score: float | None = None
     text: str
     truncated: bool = False
+    conflicts_with: list[str] = Field(default_factory=list)  # older memories it may contradict
 
     def location(self) -> str:
         if self.source == "sessions" and self.start_line is not None:
@@ -118,6 +120,7 @@ def _search(writer: Writer, search: Searches, query: str, source: str | None) ->
     # Accesses are counted for what the block holds, not for every candidate.
     result = search(query, limit=writer.config.recall.candidates, filter=flt, count_access=False)
     items = []
+    created = created_at_of(h.chunk.metadata for h in result.hits)
     for hit in result.hits:
         meta = hit.chunk.metadata
         items.append(
@@ -132,6 +135,7 @@ def _search(writer: Writer, search: Searches, query: str, source: str | None) ->
                 score=hit.score,
                 text=hit.chunk.text,
                 memory_id=_memory_id(meta),
+                conflicts_with=older_conflicts(meta, created),
             )
         )
     return items
@@ -147,7 +151,9 @@ def _memory_id(meta: Metadata) -> str | None:
 def _recent(writer: Writer) -> list[RecallItem]:
     """Newest live memories of every folder first, as whole bodies (frontmatter left out)."""
     items = []
-    for info in list_memories(writer, limit=writer.config.recall.candidates):
+    infos = list_memories(writer, limit=writer.config.recall.candidates)
+    created = {m.id: m.created_at for m in infos if m.id and m.created_at}
+    for info in infos:
         text = document_path(info.path, writer.config.root).read_text(
             encoding="utf-8", errors="replace"
         )
@@ -161,6 +167,9 @@ def _recent(writer: Writer) -> list[RecallItem]:
                 title=info.title,
                 text=fm.body,
                 memory_id=info.id,
+                conflicts_with=older_conflicts(
+                    info.model_dump(include={"id", "created_at", "conflicts_with"}), created
+                ),
             )
         )
     return items
@@ -223,7 +232,11 @@ def _tidy(text: str) -> str:
 
 
 def _render(number: int, item: RecallItem, text: str) -> str:
-    return f"[{number}] {strip_private(item.location())}\n{text}"
+    return f"[{number}] {strip_private(item.location())}{_note(item)}\n{text}"
+
+
+def _note(item: RecallItem) -> str:
+    return note(item.conflicts_with)
 
 
 def _shorten(

@@ -24,10 +24,13 @@ from engram.errors import ConfigError, EngramError, UnsafePath
 from engram.filters import And, Eq, Filter
 from engram.ingest.sessions.sync import SOURCE as SESSIONS_SOURCE
 from engram.ingest.sessions.sync import session_document, session_excerpt
+from engram.lifecycle.conflicts import conflict_note, created_at_of, note, older_conflicts
 from engram.memory import Memory
 from engram.memory_files import check_path_syntax, resolve_inside
 from engram.models import Excerpt, MemoryInfo, MemoryType, StoredMemory
 from engram.scopes import Scope
+from engram.tool_restore import MemoryRestoreInput, render_restore
+from engram.tool_restore import restore as restore_memory
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +151,8 @@ class SearchHit(BaseModel):
     session_id: str | None = None
     timestamp: str | None = None
     superseded: bool = False
+    # Older live memories this one may contradict (it is the newer: shown first).
+    conflicts_with: list[str] = Field(default_factory=list)
 
 
 class SearchOutput(BaseModel):
@@ -225,6 +230,7 @@ def _search(memory: Memory, args: MemorySearchInput) -> SearchOutput:
         per_document=args.per_document,
     )
     hits = []
+    created = created_at_of(h.chunk.metadata for h in result.hits)
     for hit in result.hits:
         meta = hit.chunk.metadata
         text = hit.chunk.text.strip()
@@ -242,6 +248,7 @@ def _search(memory: Memory, args: MemorySearchInput) -> SearchOutput:
                 session_id=_str(meta.get("session_id")),
                 timestamp=_str(meta.get("timestamp")),
                 superseded=meta.get("live") is False,
+                conflicts_with=older_conflicts(meta, created),
             )
         )
     return SearchOutput(
@@ -265,6 +272,7 @@ def _render_search(out: SearchOutput) -> str:
             where += f" ({unit} {hit.start_line}-{hit.end_line})"
         who = f", {hit.role}" if hit.role else ""
         old = " (superseded: history)" if hit.superseded else ""
+        old += note(hit.conflicts_with)
         blocks.append(
             f"[{rank}] {where} score {hit.score:.3f}, {hit.source}{who}{old}\n{hit.snippet}"
         )
@@ -283,10 +291,15 @@ def _store(memory: Memory, args: MemoryStoreInput) -> StoredMemory:
     )
 
 
+_MERGED = "Updated the memory holding the same fact (its earlier wording kept as a revision):"
+
+
 def _render_store(out: StoredMemory) -> str:
     notes = "".join(f"\nwarning: {w}" for w in out.warnings)
-    verb = "Stored memory" if out.action == "created" else "Updated the near-duplicate memory"
+    verb = "Stored memory" if out.action == "created" else _MERGED
     stale = f" It supersedes {', '.join(out.superseded)}." if out.superseded else ""
+    if out.linked_conflicts:
+        stale += f" It may contradict {', '.join(out.linked_conflicts)} (both kept, linked)."
     return f"{verb} {out.id} at {out.path} ({out.chunks} chunks indexed).{stale}{notes}"
 
 
@@ -351,9 +364,11 @@ def _render_list(out: ListOutput) -> str:
     if not out.memories:
         return "No memories match."
     lines = [f"{out.count} memories:"]
+    created = {m.id: m.created_at for m in out.memories if m.id and m.created_at}
     for m in out.memories:
         kind = "/".join(x for x in (m.type, m.scope) if x) or "-"
-        lines.append(f"- {m.created_at or '?'} {m.id or '-'} [{kind}] {m.title} ({m.path})")
+        said = conflict_note(m.model_dump(include={"id", "created_at", "conflicts_with"}), created)
+        lines.append(f"- {m.created_at or '?'} {m.id or '-'} [{kind}] {m.title} ({m.path}){said}")
     return "\n".join(lines)
 
 
@@ -411,6 +426,14 @@ TOOLS: dict[str, Tool[Any, Any]] = {
             destructive=True,
         ),
         Tool("memory_list", MemoryListInput, ListOutput, _list, _render_list),
+        Tool(
+            "memory_restore",
+            MemoryRestoreInput,
+            StoredMemory,
+            restore_memory,
+            render_restore,
+            read_only=False,
+        ),
         Tool("memory_stats", MemoryStatsInput, StatsOutput, _stats, _render_stats),
     )
 }

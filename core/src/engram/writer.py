@@ -41,7 +41,11 @@ class Writer:
         self.embedder = embedder
         self.chunker = make_chunker(config.chunking)
         self.folders: list[MemoryFolder] = memory_folders(config)
-        self.make_chunks: MakeChunks = scoped_chunks(self.chunker, self.folders, config.root)
+        # Ids that newer memories supersede in folders engram cannot mark (``chains.repair``).
+        self.retired_ids: set[str] = set()
+        self.make_chunks: MakeChunks = scoped_chunks(
+            self.chunker, self.folders, config.root, lambda: self.retired_ids
+        )
         self.access = AccessCounter(self.folders, config.root)
         self._build_extractor = build_extractor
         self._extractor: Extractor | None = None

@@ -12,7 +12,6 @@ from engram.capture import CaptureReport, project_files, read_messages
 from engram.cli.common import console, err_console, open_memory
 from engram.errors import ConfigError, ExtractorError
 from engram.extraction import MODES, check_mode
-from engram.models import MemoryInfo
 from engram.scopes import SCOPES, Scope
 
 
@@ -104,22 +103,29 @@ def history_command(
     id_or_path: Annotated[str, typer.Argument(help="A memory id, or its path.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
-    """Show a memory and the chain it belongs to: what it replaced, what replaced it."""
+    """Show every wording of a memory, oldest first: its earlier revisions, the memories it
+    replaced or was replaced by, and those it conflicts with."""
     with open_memory(ctx) as memory:
         found = memory.history(id_or_path)
     if as_json:
         console.print_json(found.model_dump_json())
         return
-    for m in found.chain:
-        marker = "→" if m.id == found.memory.id else " "
-        _say(f"{marker} {_line(m)}")
-
-
-def _line(m: MemoryInfo) -> str:
-    state = (
-        m.status if m.live else f"{m.status} by {m.superseded_by}" if m.superseded_by else m.status
-    )
-    return f"{m.created_at or '?'} {m.id or '-'} [{m.type or '-'}, {state}] {m.title} ({m.path})"
+    types = {m.id: m.type for m in found.chain}
+    for entry in found.entries:
+        marker = "→" if entry.kind == "memory" and entry.memory_id == found.memory.id else " "
+        kind = types.get(entry.memory_id) or "-"
+        why = f" ({entry.why})" if entry.why else ""
+        _say(
+            f"{marker} {entry.when or '?'} {entry.memory_id or '-'} [{kind}, {entry.status}{why}] "
+            f"{entry.path}"
+        )
+        for line in entry.wording.splitlines() or [""]:
+            _say(f"    {line}")
+    if len(found.chain) > 1 or found.entries[:-1]:
+        _say(
+            "restore an earlier version: engram restore ID [--revision N] "
+            "(what it replaces is kept as a revision)"
+        )
 
 
 def age_command(

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from engram.cli.common import console, err_console, open_memory
+from engram.lifecycle.conflicts import conflict_note
 from engram.models import MemoryType
 from engram.scopes import Scope
 
@@ -16,6 +17,7 @@ from engram.scopes import Scope
 def register(app: typer.Typer) -> None:
     app.command("remember")(remember_command)
     app.command("forget")(forget_command)
+    app.command("restore")(restore_command)
     app.command("list")(list_command)
     app.command("recall")(recall_command)
 
@@ -34,8 +36,9 @@ def remember_command(
     ] = 1.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the memory as JSON.")] = False,
 ) -> None:
-    """Save a memory as a markdown file and index it; a near-duplicate is updated instead, and
-    memories it contradicts are superseded."""
+    """Save a memory as a markdown file and index it. The same fact already stored is updated
+    instead (its earlier wording kept as a revision); memories it reverses are superseded, and
+    ones it may contradict are linked."""
     text = sys.stdin.read() if content == "-" else content
     with open_memory(ctx) as memory:
         stored = memory.remember(
@@ -48,8 +51,15 @@ def remember_command(
         err_console.print(f"warning: {warning}", markup=False, highlight=False)
     verb = "remembered" if stored.action == "created" else "updated"
     line = f"{verb} {stored.id} → {stored.path}"
-    if stored.superseded:
-        line += f" (supersedes {', '.join(stored.superseded)})"
+    if stored.action == "updated":
+        line += " (the same fact, already stored; an earlier wording is kept: `engram history`)"
+    for label, ids in (
+        ("supersedes", stored.superseded),
+        ("conflicts with", stored.linked_conflicts),
+        ("related to", stored.linked_related),
+    ):
+        if ids:
+            line += f" ({label} {', '.join(ids)})"
     console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
@@ -62,6 +72,31 @@ def forget_command(
         removed = memory.forget(id_or_path)
     for path in removed:
         console.print(f"forgot {path}", markup=False, highlight=False, soft_wrap=True)
+
+
+def restore_command(
+    ctx: typer.Context,
+    id_or_path: Annotated[str, typer.Argument(help="A memory id, or its path.")],
+    revision: Annotated[
+        int | None,
+        typer.Option(min=1, help="The revision to bring back (`engram history ID` numbers them)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the memory as JSON.")] = False,
+) -> None:
+    """Bring an earlier version back: a revision's wording, or a superseded memory made live
+    again (linked as conflicting with what superseded it). Nothing is lost: the wording it
+    replaces is kept as a revision."""
+    with open_memory(ctx) as memory:
+        stored = memory.restore(id_or_path, revision)
+    if as_json:
+        console.print_json(stored.model_dump_json())
+        return
+    for warning in stored.warnings:
+        err_console.print(f"warning: {warning}", markup=False, highlight=False)
+    line = f"restored {stored.id} → {stored.path}"
+    if stored.conflicts_with:
+        line += f" (conflicts with {', '.join(stored.conflicts_with)})"
+    console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def list_command(
@@ -96,9 +131,14 @@ def list_command(
     if not found:
         err_console.print("no memories match")
         return
+    created = {m.id: m.created_at for m in found if m.id and m.created_at}
     for m in found:
         kind = "/".join(x for x in (m.type, m.scope) if x) or "-"
         state = "" if m.live else f" [{m.status}]"
+        if m.live:
+            state += conflict_note(
+                m.model_dump(include={"id", "created_at", "conflicts_with"}), created
+            )
         console.print(
             f"{m.created_at or '?':25} {m.id or '-':22} {kind:22} {m.title}{state}  ({m.path})",
             highlight=False,

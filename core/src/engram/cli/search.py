@@ -11,6 +11,7 @@ from rich.table import Table
 from engram.cli.common import console, open_memory, print_labelled
 from engram.errors import ConfigError
 from engram.filters import parse_filter
+from engram.lifecycle.conflicts import conflict_note, created_at_of
 from engram.models import SearchMode, SearchResult
 
 SNIPPET_CHARS = 160
@@ -95,12 +96,14 @@ def search_command(
     table.add_column("score", justify="right")
     table.add_column("where", overflow="fold")
     table.add_column("snippet", overflow="fold")
+    created = created_at_of(h.chunk.metadata for h in result.hits)
     for rank, hit in enumerate(result.hits, 1):
         meta = hit.chunk.metadata
         table.add_row(
             str(rank),
             f"{hit.score:.3f}",
-            f"{hit.chunk.document_id}:{meta.get('start_line', '?')}-{meta.get('end_line', '?')}",
+            f"{hit.chunk.document_id}:{meta.get('start_line', '?')}-{meta.get('end_line', '?')}"
+            + conflict_note(meta, created),
             _snippet(hit.chunk.text),
         )
     console.print(table)

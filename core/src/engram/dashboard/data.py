@@ -94,7 +94,8 @@ class DashboardData:
         }
 
     def memory_page(self, id_or_path: str) -> dict[str, Any]:
-        """A memory's frontmatter, text and supersede chain (``MemoryNotFound`` when unknown)."""
+        """A memory's frontmatter, text, supersede chain and every wording of the chain, oldest
+        first (``MemoryNotFound`` when unknown)."""
         with self._lock:
             chain = self.memory.history(id_or_path)
         info = chain.memory
@@ -105,6 +106,7 @@ class DashboardData:
             "frontmatter": parsed.metadata,
             "text": parsed.body,
             "chain": [_info(m) for m in chain.chain],
+            "entries": [e.model_dump(mode="json") for e in chain.entries],
         }
 
     def index(self) -> dict[str, Any]:

@@ -107,11 +107,24 @@ def memory_page(data: dict[str, Any]) -> str:
         ]
         for c in data["chain"]
     ]
+    wordings = [
+        [
+            escape(e["when"] or ""),
+            f'<a href="/memory/{quote(e["memory_id"] or e["path"], safe="")}">'
+            f"{escape(e['memory_id'] or e['path'])}</a>",
+            escape(e["status"] + (f" ({e['why']})" if e["why"] else "")),
+            f"<pre>{escape(e['wording'])}</pre>",
+        ]
+        for e in data.get("entries", [])
+    ]
     body = (
         f'<p class="muted">{escape(m["path"])}</p><pre>{escape(data["text"])}</pre>'
         f"<h2>Frontmatter</h2><table>{front}</table>"
         "<h2>History</h2><p class=muted>Oldest first; superseded memories stay as history.</p>"
         + table(["memory", "status", "created", "superseded by"], chain)
+        + "<h2>Every wording</h2><p class=muted>Oldest first: earlier wordings (revisions) "
+        "and the memories of the chain. <code>engram restore ID [--revision N]</code> brings "
+        "one back.</p>" + table(["when", "memory", "state", "wording"], wordings)
     )
     return page(m["title"], body)
 

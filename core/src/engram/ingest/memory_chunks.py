@@ -4,13 +4,17 @@ Files in a memory folder get two derived metadata fields that search and the wri
 on (vault notes get neither, so a note's own ``status: archived`` frontmatter hides nothing):
 
 - ``memory_scope``: ``project``, ``user`` or ``external`` (which folder holds the file);
-- ``live``: False once the memory was superseded or archived (from its frontmatter), so search
-  and recall leave history out unless asked for it.
+- ``live``: False once the memory was superseded or archived (from its frontmatter, or because
+  a newer memory names it in ``supersedes``: that list is the truth when the older file could
+  not be marked), so search and recall leave history out unless asked for it.
+
+A memory's ``revisions`` (earlier wordings) are history: they stay out of the chunk metadata;
+``revision_count`` says how many there are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +29,13 @@ MakeChunks = Callable[[str, str, str], tuple[list[Chunk], list[str]]]
 
 
 def scoped_chunks(
-    chunker: Chunker, folders: Sequence[MemoryFolder], project_root: Path
+    chunker: Chunker,
+    folders: Sequence[MemoryFolder],
+    project_root: Path,
+    retired: Callable[[], Collection[str]] = frozenset,
 ) -> MakeChunks:
-    """A ``make_chunks`` for ``sync_files`` that adds ``memory_scope`` and ``live``."""
+    """A ``make_chunks`` for ``sync_files`` that adds ``memory_scope`` and ``live``; ``retired``
+    gives the ids a newer memory supersedes (not live, whatever their file says)."""
     root = project_root.resolve()
 
     def make(document_id: str, text: str, digest: str) -> tuple[list[Chunk], list[str]]:
@@ -36,9 +44,22 @@ def scoped_chunks(
         folder = folder_of(folders, (path if path.is_absolute() else root / path).resolve())
         if folder is None or not chunks:
             return chunks, warnings
-        extra = {"memory_scope": folder.scope, "live": status_of(chunks[0].metadata) == "live"}
+        meta = chunks[0].metadata
+        live = status_of(meta) == "live" and meta.get("id") not in retired()
+        extra: dict[str, Any] = {"memory_scope": folder.scope, "live": live}
+        revisions = meta.get("revisions")
+        if isinstance(revisions, list):
+            extra["revision_count"] = len(revisions)
         return [
-            c.model_copy(update={"metadata": {**c.metadata, **extra}}) for c in chunks
+            c.model_copy(
+                update={
+                    "metadata": {
+                        **{k: v for k, v in c.metadata.items() if k != "revisions"},
+                        **extra,
+                    }
+                }
+            )
+            for c in chunks
         ], warnings
 
     return make

@@ -1,6 +1,6 @@
 """A small SQLite file engram keeps in a memory folder's ``.engram/`` (access counts, the
-capture log), with a ``.gitignore`` so the statistics stay out of version control when the
-memory folder is a repository."""
+capture log; the write lock lives there too), with a ``.gitignore`` so the statistics stay out
+of version control when the memory folder is a repository."""
 
 from __future__ import annotations
 
@@ -22,7 +22,13 @@ class Sidecar(SqliteHandle):
         super().__init__(folder / SIDE_FOLDER / self.name)
 
     def _before_open(self) -> None:
-        ignore = self.path.parent / ".gitignore"
-        if not ignore.exists():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            ignore.write_text(_IGNORE, encoding="utf-8")
+        ensure_side_folder(self.path.parent)
+
+
+def ensure_side_folder(side: Path) -> None:
+    """Create a memory folder's ``.engram/`` with its ``.gitignore`` (the write lock and the
+    sidecars live there)."""
+    ignore = side / ".gitignore"
+    if not ignore.exists():
+        side.mkdir(parents=True, exist_ok=True)
+        ignore.write_text(_IGNORE, encoding="utf-8")

@@ -1,0 +1,112 @@
+"""Repairing supersede chains and links from the newer memory's side, before every index.
+
+A supersede writes two files: the newer memory (naming the older one in ``supersedes``) and
+then the older one (``status: superseded``, ``superseded_by``). The newer memory's list is the
+truth: a crash between the two writes leaves the older file looking live, and ``repair`` (run
+by ``engram index`` and ``engram rebuild``) finishes the job, so the next index always shows one
+live head. In a folder engram must not write (external), the older memory is only hidden in
+the index (``Writer.retired_ids``). One-way ``conflicts_with`` / ``related`` links (a crash
+between the two files of a link) are completed the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engram.chunking import read_frontmatter
+from engram.ingest.vault import document_id_for
+from engram.lifecycle.links import LINK_KEYS, added
+from engram.lifecycle.locking import write_lock
+from engram.lifecycle.memory_io import update_frontmatter
+from engram.memory_files import memory_files, status_of
+from engram.writer import Writer
+
+
+@dataclass
+class _Entry:
+    doc_id: str
+    meta: dict[str, Any]
+    writable: bool
+
+
+@dataclass
+class RepairReport:
+    """Memories whose files were completed (document ids)."""
+
+    superseded: list[str] = field(default_factory=list)
+    linked: list[str] = field(default_factory=list)
+
+
+def repair(writer: Writer) -> RepairReport:
+    """Mark every memory a newer one supersedes, and complete one-way links."""
+    report = RepairReport()
+    for folder in writer.folders:
+        if folder.writable and folder.path.is_dir():
+            with write_lock(folder.path):
+                entries = _read(writer, folder.path, True)
+                _repair_folder(writer, entries, report)
+    retired: set[str] = set()
+    for folder in writer.folders:
+        if not folder.writable:
+            entries = _read(writer, folder.path, False)
+            retired.update(_superseded_by(entries))
+    writer.retired_ids = retired
+    return report
+
+
+def _read(writer: Writer, folder: Path, writable: bool) -> dict[str, _Entry]:
+    out: dict[str, _Entry] = {}
+    for path in memory_files(folder):
+        try:
+            meta = read_frontmatter(path.read_text(encoding="utf-8", errors="replace")).metadata
+        except OSError:
+            continue
+        memory_id = meta.get("id")
+        if isinstance(memory_id, str) and memory_id not in out:
+            out[memory_id] = _Entry(document_id_for(path, writer.config.root), dict(meta), writable)
+    return out
+
+
+def _superseded_by(entries: dict[str, _Entry]) -> dict[str, str]:
+    """Old id → the newest memory naming it in ``supersedes``."""
+    newest: dict[str, tuple[str, str]] = {}
+    for memory_id, entry in entries.items():
+        names = entry.meta.get("supersedes")
+        if not isinstance(names, list):
+            continue
+        created = str(entry.meta.get("created_at") or "")
+        for old in (str(n) for n in names):
+            known = old in entries and old != memory_id
+            if known and (old not in newest or (created, memory_id) > newest[old]):
+                newest[old] = (created, memory_id)
+    return {old: by for old, (_, by) in newest.items()}
+
+
+def _repair_folder(writer: Writer, entries: dict[str, _Entry], report: RepairReport) -> None:
+    for old, by in _superseded_by(entries).items():
+        entry = entries[old]
+        if status_of(entry.meta) == "superseded" and entry.meta.get("superseded_by"):
+            continue
+        when = entries[by].meta.get("created_at")
+        update_frontmatter(
+            writer,
+            entry.doc_id,
+            {"status": "superseded", "superseded_by": by, "superseded_at": when},
+        )
+        report.superseded.append(entry.doc_id)
+    for memory_id, entry in entries.items():
+        for key in LINK_KEYS:
+            names = entry.meta.get(key)
+            if not isinstance(names, list):
+                continue
+            for other in (str(n) for n in names):
+                target = entries.get(other)
+                if target is None or other == memory_id:
+                    continue
+                links = added(target.meta.get(key), [memory_id])
+                if links is not None:
+                    target.meta[key] = links
+                    update_frontmatter(writer, target.doc_id, {key: links})
+                    report.linked.append(target.doc_id)
