@@ -69,6 +69,17 @@ class AccessLog(Sidecar):
                 rows,
             )
 
+    def absorb(self, memory_id: str, count: int, last_at: float) -> None:
+        """Take counts from elsewhere (an import): the larger count and the later time win, so
+        importing the same export twice changes nothing."""
+        with self._connection("write") as db, write_transaction(db):
+            db.execute(
+                "INSERT INTO access (memory_id, count, last_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (memory_id) DO UPDATE SET count = MAX(count, excluded.count), "
+                "last_at = MAX(last_at, excluded.last_at)",
+                (memory_id, count, last_at),
+            )
+
     def read(self, memory_ids: Sequence[str] | None = None) -> dict[str, Access]:
         """Counts of ``memory_ids`` (all when None); a folder never searched has none."""
         if not self.path.exists():

@@ -1,0 +1,65 @@
+"""``engram export`` and ``engram import``: memories with their history, as JSON lines."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from engram.cli.common import console, err_console, open_memory
+from engram.errors import ConfigError
+
+
+def register(app: typer.Typer) -> None:
+    app.command("export")(export_command)
+    app.command("import")(import_command)
+
+
+def export_command(
+    ctx: typer.Context,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write to this file (default: stdout).")
+    ] = None,
+) -> None:
+    """Write every memory (revisions, supersede chains, scopes, importance, access counts) as
+    JSON lines, one memory a line: a backup, or a move to another machine."""
+    from engram.lifecycle.transfer import export_memories
+
+    with open_memory(ctx) as memory:
+        lines = [r.model_dump_json() + "\n" for r in export_memories(memory.writer)]
+    if out is None:
+        sys.stdout.write("".join(lines))
+        return
+    tmp = out.with_name(out.name + ".part")
+    tmp.write_text("".join(lines), encoding="utf-8")
+    tmp.replace(out)
+    err_console.print(f"exported {len(lines)} memories → {out}", markup=False, highlight=False)
+
+
+def import_command(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(help="A file written by `engram export`; - is stdin.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Bring memories from `engram export` back: new ones are written, the same ones left alone,
+    a differing one keeps the newer wording and every other wording as a revision."""
+    from engram.lifecycle.transfer import import_memories, read_records
+
+    if source == "-":
+        raw, name = sys.stdin.read(), "stdin"
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise ConfigError(f"{source} is not a file; give a file written by `engram export`")
+        raw, name = path.read_text(encoding="utf-8", errors="replace"), source
+    records = list(read_records(raw.splitlines(), name))
+    with open_memory(ctx) as memory:
+        report = import_memories(memory.writer, records)
+    if as_json:
+        console.print_json(report.model_dump_json())
+        return
+    for warning in report.warnings:
+        err_console.print(f"warning: {warning}", markup=False, highlight=False)
+    console.print(report.summary(), markup=False, highlight=False)
