@@ -12,10 +12,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from engram.errors import ConfigError
+from engram.hosts.base import HookPayload, generic_payload, plain_output
 from engram.hosts.command import run_argv
 from engram.hosts.files import Change, read_text
+from engram.ingest.sessions.opencode import default_root
 
 HOST = "opencode"
 FILE_NAME = "engram.js"
@@ -67,6 +70,38 @@ export const EngramMemory = async ({{ client, $, directory }}) => {{
   }};
 }};
 """
+
+
+class OpenCode:
+    """OpenCode as a ``Host``."""
+
+    name = HOST
+    scopes = ("user", "project")
+
+    def plan_install(
+        self, scope: str, project_dir: Path, base: list[str], config: Path | None
+    ) -> Change:
+        return plan_install(plugin_dir(scope, project_dir), base, config)
+
+    def plan_uninstall(self, scope: str, project_dir: Path) -> Change:
+        return plan_uninstall(plugin_dir(scope, project_dir))
+
+    def installed_in(self, folder: Path) -> bool:
+        path = plugin_dir("project", folder) / FILE_NAME
+        try:
+            return _ours_or_none(path) is not None
+        except ConfigError:
+            return False
+
+    def parse_payload(self, raw: dict[str, Any] | None) -> HookPayload:
+        return generic_payload(raw)  # our plugin sends {cwd, session_id}
+
+    def output(self, event: str, text: str) -> str:
+        return plain_output(event, text)
+
+    def transcript_root(self, payload: HookPayload) -> Path | None:
+        root = default_root()
+        return root if root.is_dir() else None
 
 
 def plugin_dir(scope: str, project_dir: Path) -> Path:
