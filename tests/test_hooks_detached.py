@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,7 +67,7 @@ class World:
         return path
 
     def hook(
-        self, event: str, project: Path, session: str, **popen: object
+        self, event: str, project: Path, session: str, *, own_group: bool = False
     ) -> subprocess.Popen[str]:
         payload = {
             "session_id": session,
@@ -84,7 +83,7 @@ class World:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            **popen,  # type: ignore[call-overload]
+            start_new_session=own_group,
         )
         assert proc.stdin is not None
         proc.stdin.write(json.dumps(payload))
@@ -111,7 +110,7 @@ def log(project: Path) -> str:
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
+def world(tmp_path: Path) -> World:
     home = tmp_path / "home"
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ENGRAM_", "CLAUDE_", "XDG_"))}
@@ -124,7 +123,7 @@ def world(tmp_path: Path) -> Iterator[World]:
     for folder in (shop, ops):
         folder.mkdir(parents=True)
         (folder / "engram.toml").write_text(TOML, encoding="utf-8")
-    yield World(home, env, shop, ops)
+    return World(home, env, shop, ops)
 
 
 def conversation(*said: str) -> list[tuple[str, str]]:
@@ -177,7 +176,7 @@ def test_a_preference_in_the_first_of_40_messages_is_captured_before_compaction(
 
 def test_the_capture_survives_the_host_killing_the_hook(world: World) -> None:
     world.write(world.shop, "s-shop", conversation(PNPM))
-    hook = world.hook("session-end", world.shop, "s-shop", start_new_session=True)
+    hook = world.hook("session-end", world.shop, "s-shop", own_group=True)
     pid_file = world.shop / ".engram" / "capture.pid"
     wait_until(lambda: pid_file.exists() or DONE in log(world.shop), 60, "the capture to start")
     os.killpg(hook.pid, signal.SIGKILL)  # the host kills the hook and its process group
@@ -198,6 +197,6 @@ def test_one_capture_at_a_time_and_session_start_catches_up(world: World) -> Non
         assert (state / "capture.again").exists()
         assert "pnpm" not in memories(world.shop)
     # The next session starts: it first catches up on what the cut capture left behind.
-    code, out, err = world.run("session-start", world.shop, "s-next")
+    code, _, err = world.run("session-start", world.shop, "s-next")
     assert code == 0, err
     wait_until(lambda: "pnpm over npm" in memories(world.shop), 90, "the catch-up capture")
