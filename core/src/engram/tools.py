@@ -28,6 +28,7 @@ from engram.memory import Memory
 from engram.memory_files import check_path_syntax, resolve_inside
 from engram.models import Excerpt, MemoryInfo, MemoryType, StoredMemory
 from engram.scopes import Scope
+from engram.search.types import asked_type, typed_hits, with_typed
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,12 @@ class MemorySearchInput(_Input):
         description="memory: markdown notes and stored memories; sessions: past agent "
         "conversations; all: both.",
     )
-    type: MemoryType | None = Field(default=None, description="Only memories of this type.")
+    type: MemoryType | None = Field(
+        default=None,
+        description="Only memories of this type, e.g. preference for 'what are my "
+        "preferences?', decision for 'what did we decide?'. A query that names one type gets "
+        "that type's memories first even without it.",
+    )
     scope: Scope | None = Field(default=None, description="Only memories of this scope.")
     include_superseded: bool = Field(
         default=False,
@@ -224,6 +230,11 @@ def _search(memory: Memory, args: MemorySearchInput) -> SearchOutput:
         include_superseded=args.include_superseded,
         per_document=args.per_document,
     )
+    wanted = args.type or asked_type(args.query)
+    if wanted and args.source != "sessions":
+        scope = Eq(field="scope", value=args.scope) if args.scope else None
+        typed = typed_hits(memory.store, memory.embedder, wanted, args.query, args.limit, scope)
+        result = with_typed(result, typed, args.limit)
     hits = []
     for hit in result.hits:
         meta = hit.chunk.metadata

@@ -18,6 +18,7 @@ Result = dict[str, Any]
 def run_job(job: dict[str, Any]) -> Result:
     """session-start → the recall block; capture → re-index the vault's changed notes, index
     this project's sessions, then capture the turns that grew since the last capture."""
+    from engram import recall as recalling
     from engram.config import load_config
     from engram.memory import Memory
 
@@ -33,7 +34,7 @@ def run_job(job: dict[str, Any]) -> Result:
         config.sessions.claude_dir = Path(root)
     with Memory.open(config) as memory:
         if job["event"] == "session-start":
-            recall = memory.recall(None)
+            recall = recalling.recall(memory.writer, memory.search, None, pinned=True)
             return {"ok": True, "text": recall.text, "notes": list(recall.warnings)}
         vault = memory.index()
         report = memory.index_sessions()
