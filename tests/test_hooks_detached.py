@@ -38,10 +38,14 @@ class World:
     shop: Path
     ops: Path
 
+    @property
+    def claude(self) -> Path:
+        """Claude Code's projects folder: ``$CLAUDE_CONFIG_DIR/projects``, else ``~/.claude``'s."""
+        explicit = self.env.get("CLAUDE_CONFIG_DIR")
+        return (Path(explicit) if explicit else self.home / ".claude") / "projects"
+
     def transcript(self, project: Path, session: str) -> Path:
-        return (
-            self.home / ".claude" / "projects" / project_folder_name(project) / f"{session}.jsonl"
-        )
+        return self.claude / project_folder_name(project) / f"{session}.jsonl"
 
     def write(self, project: Path, session: str, turns: list[tuple[str, str]]) -> Path:
         """A Claude Code transcript: one JSON line per turn, as Claude Code writes them."""
@@ -200,3 +204,33 @@ def test_one_capture_at_a_time_and_session_start_catches_up(world: World) -> Non
     code, _, err = world.run("session-start", world.shop, "s-next")
     assert code == 0, err
     wait_until(lambda: "pnpm over npm" in memories(world.shop), 90, "the catch-up capture")
+
+
+def test_hooks_installed_for_a_project_work_there_without_an_engram_toml(
+    world: World, tmp_path: Path
+) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    install = subprocess.run(
+        [str(ENGRAM), "hooks", "install", "claude-code", "--scope", "local"],
+        cwd=scratch,
+        env=world.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert install.returncode == 0, install.stderr
+    world.write(scratch, "s-scratch", conversation(PNPM))
+    code, out, err = world.run("session-end", scratch, "s-scratch")
+    assert (code, out) == (0, "") and "capturing in the background" in err
+    wait_until(lambda: "pnpm over npm" in memories(scratch), 90, "the capture in scratch")
+
+
+def test_claude_config_dir_transcripts_are_found_through_the_hook_payload(
+    world: World, tmp_path: Path
+) -> None:
+    world.env["CLAUDE_CONFIG_DIR"] = str(tmp_path / "claude-elsewhere")
+    world.write(world.shop, "s-moved", conversation(PNPM))
+    assert not (world.home / ".claude").exists()
+    assert world.run("session-end", world.shop, "s-moved")[0] == 0
+    wait_until(lambda: "pnpm over npm" in memories(world.shop), 90, "the capture")
