@@ -13,19 +13,11 @@ from engram.models import Hit, SearchResult
 from engram.protocols import Embedder, Store
 
 # Words that name a memory type in a question; a query naming exactly one type asks for it.
-TYPE_WORDS = {
+TYPE_WORDS = {  # few and unambiguous: an ordinary query must not change its ranking
     "preference": "preference",
     "preferences": "preference",
     "decision": "decision",
     "decisions": "decision",
-    "brief": "project-brief",
-    "architecture": "architecture",
-    "patterns": "learned-pattern",
-    "conventions": "project-config",
-    "facts": "fact",
-    "entities": "entity",
-    "notes": "note",
-    "progress": "progress",
 }
 _WORD = re.compile(r"[a-z]+")
 LIVE = Ne(field="live", value=False)
