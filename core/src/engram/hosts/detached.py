@@ -99,6 +99,9 @@ def run(job: dict[str, Any]) -> int:
 
 
 def main() -> int:
+    if hasattr(os, "nice"):  # background work: the host's own hooks (recall) go first
+        with contextlib.suppress(OSError):
+            os.nice(10)
     try:
         return run(json.loads(sys.argv[1]))
     except BaseException as exc:  # a detached process has nobody to tell but its log
