@@ -277,3 +277,14 @@ def test_an_unknown_host_or_scope_is_one_clear_error(
     assert code != 0 and "claude-code, opencode" in err and "Traceback" not in err
     code, _, err = cli(capsys, "hooks", "install", "opencode", "--scope", "local")
     assert code != 0 and "no local scope" in err and "Traceback" not in err
+
+
+def test_the_cli_offers_every_registered_host(capsys: Capsys) -> None:
+    """Hosts are listed once (``engram.hosts.registry``); the CLI's help and checks read it."""
+    from engram.hosts import registry
+
+    for command in ("install", "uninstall", "run"):
+        code, out, _ = cli(capsys, "hooks", command, "--help")
+        assert code == 0
+        for name in registry.names():
+            assert name in out
