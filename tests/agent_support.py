@@ -27,9 +27,12 @@ def copy_fixtures(dest: Path) -> tuple[Path, Path]:
 
 
 def sessions_config(opencode: Path, claude: Path, *, enabled: bool = True) -> dict[str, Any]:
+    """The fixture trees as ``[sessions]``; their sessions ran in folders of other projects
+    (``/home/me/...``), so every session counts (``scope = "all"``)."""
     return {
         "sessions": {
             "enabled": enabled,
+            "scope": "all",
             "opencode_dir": str(opencode),
             "claude_dir": str(claude),
         }

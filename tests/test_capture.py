@@ -373,7 +373,7 @@ def test_sessions_are_captured_once_per_growth(
     cfg = sessions_config(opencode, claude)["sessions"]
     (root / "engram.toml").write_text(
         '[embedder]\nprovider = "hash"\n[capture]\ncooldown_seconds = 0\n[sessions]\n'
-        f'enabled = true\nopencode_dir = "{cfg["opencode_dir"]}"\n'
+        f'enabled = true\nscope = "all"\nopencode_dir = "{cfg["opencode_dir"]}"\n'
         f'claude_dir = "{cfg["claude_dir"]}"\n',
         encoding="utf-8",
     )

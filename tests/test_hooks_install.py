@@ -29,6 +29,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "home"
     folder.mkdir()
     monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     return folder
 
 
@@ -239,3 +240,51 @@ def tidy(data: dict[str, Any]) -> dict[str, Any]:
         **{k: v for k, v in data.items() if k != "hooks"},
         **({"hooks": hooks} if hooks else {}),
     }
+
+
+def test_claude_config_dir_moves_the_user_settings_and_local_scope_writes_settings_local(
+    home: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Capsys
+) -> None:
+    moved = tmp_path / "claude-config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(moved))
+    assert cli(capsys, "hooks", "install", "claude-code")[0] == 0
+    assert_documented_hooks(read(moved / "settings.json"))
+    assert not (home / ".claude").exists()
+    assert cli(capsys, "hooks", "install", "claude-code", "--scope", "local")[0] == 0
+    local = project / ".claude" / "settings.local.json"
+    assert_documented_hooks(read(local))
+    assert not (project / ".claude" / "settings.json").exists()
+    assert cli(capsys, "hooks", "uninstall", "claude-code", "--scope", "local")[0] == 0
+    assert not local.exists() or "hooks" not in read(local)
+
+
+def test_pre_compact_is_installed_for_both_kinds_of_compaction(
+    home: Path, project: Path, capsys: Capsys
+) -> None:
+    assert cli(capsys, "hooks", "install", "claude-code")[0] == 0
+    [group] = read(home / ".claude" / "settings.json")["hooks"]["PreCompact"]
+    assert group["matcher"] == "manual|auto"
+    [hook] = group["hooks"]
+    assert hook["command"] == (
+        f"{shlex.quote(ENGRAM)} hooks run pre-compact --host claude-code --timeout 55"
+    )
+
+
+def test_an_unknown_host_or_scope_is_one_clear_error(
+    home: Path, project: Path, capsys: Capsys
+) -> None:
+    code, _, err = cli(capsys, "hooks", "install", "cursor-x")
+    assert code != 0 and "claude-code, opencode" in err and "Traceback" not in err
+    code, _, err = cli(capsys, "hooks", "install", "opencode", "--scope", "local")
+    assert code != 0 and "no local scope" in err and "Traceback" not in err
+
+
+def test_the_cli_offers_every_registered_host(capsys: Capsys) -> None:
+    """Hosts are listed once (``engram.hosts.registry``); the CLI's help and checks read it."""
+    from engram.hosts import registry
+
+    for command in ("install", "uninstall", "run"):
+        code, out, _ = cli(capsys, "hooks", command, "--help")
+        assert code == 0
+        for name in registry.names():
+            assert name in out

@@ -24,15 +24,62 @@ ENGRAM = str(Path(sys.executable).parent / "engram")
 MEMORY = "Deploys go out on Tuesdays after the change review."
 Capsys = pytest.CaptureFixture[str]
 
-# The plugin context OpenCode documents ({ project, client, $, directory, worktree }): `$` is
-# Bun's shell, here a tagged template that runs the command for real; `client` records prompts.
+# How OpenCode loads a plugin file, ported from its loaders:
+# - 1.x (packages/opencode/src/plugin, `readV1Plugin` then `getLegacyPlugins`): a default export
+#   `{ id: string, server: function }` is the plugin; otherwise every export must be a function
+#   or `{ server: function }`, else "Plugin export is not a function".
+# - 2.x (`PluginModule.load`, its `Module` schema): `Schema.Struct({ default: Schema.Union([
+#   Schema.Struct({ id: Schema.String, effect: <function> }), Schema.Struct({ id:
+#   Schema.String, setup: <function> }) ]) })`; anything else (a bare function too: a Struct
+#   wants an object) is `PluginModule.LoadError: Plugin must export a default definition with
+#   an id and an effect or setup function.`
+# Then the plugin runs with each version's context: V1 `{ project, client, $, directory,
+# worktree }` (`$` is Bun's shell, here a tagged template that runs the command for real;
+# `client` records prompts) and its hooks get the events; V2 `setup(ctx)` reads the events from
+# `ctx.event.subscribe()` and hands context to `ctx.session.synthetic` (recorded). Commands the
+# V2 path starts through node:child_process are recorded by wrapping `spawn`.
 HARNESS = r"""
-import { spawnSync } from "node:child_process";
+import childProcess, { spawnSync } from "node:child_process";
+import { syncBuiltinESMExports } from "node:module";
 import { pathToFileURL } from "node:url";
 
-const [plugin, directory, events] = process.argv.slice(2);
-const record = { runs: [], prompts: [], exports: [] };
+const [plugin, directory, events, version] = process.argv.slice(2);
+const record = { runs: [], prompts: [], exports: [], loaded: [] };
 const pending = [];
+
+const realSpawn = childProcess.spawn;
+childProcess.spawn = (command, args, options) => {
+  const child = realSpawn(command, args, options);
+  const run = { argv: [command, ...args], cwd: options.cwd, input: "", code: null };
+  record.runs.push(run);
+  const write = child.stdin.end.bind(child.stdin);
+  child.stdin.end = (data) => { run.input = JSON.parse(String(data)); return write(data); };
+  const closed = (resolve) => child.on("close", (code) => { run.code = code; resolve(); });
+  pending.push(new Promise(closed));
+  return child;
+};
+syncBuiltinESMExports();
+
+function loadV1(mod) {
+  const def = mod.default;
+  if (def && typeof def === "object" && typeof def.id === "string"
+      && typeof def.server === "function") return [def.server];
+  return Object.values(mod).map((value) => {
+    if (typeof value === "function") return value;
+    const server = value && typeof value === "object" ? value.server : undefined;
+    if (typeof server === "function") return server;
+    throw new TypeError("Plugin export is not a function");
+  });
+}
+
+function loadV2(mod) {
+  const def = mod.default;
+  const fine = def !== null && typeof def === "object" && typeof def.id === "string"
+    && (typeof def.effect === "function" || typeof def.setup === "function");
+  if (!fine) throw new Error("PluginModule.LoadError: Plugin must export a default definition "
+                             + "with an id and an effect or setup function.");
+  return def;
+}
 
 const $ = (strings, ...values) => {
   const state = { cwd: process.cwd(), quiet: false, nothrow: false };
@@ -59,10 +106,33 @@ const client = { session: { prompt: async (request) => { record.prompts.push(req
 
 const module = await import(pathToFileURL(plugin).href);
 record.exports = Object.keys(module);
-const hooks = await module[record.exports[0]]({ project: {}, client, $, directory,
-                                                 worktree: directory });
-for (const event of JSON.parse(events)) {
-  await hooks.event({ event });
+if (version === "v1") {
+  const [factory] = loadV1(module);
+  record.loaded.push("v1");
+  const hooks = await factory({ project: {}, client, $, directory, worktree: directory });
+  for (const event of JSON.parse(events)) {
+    if (event.type === "compacting") {
+      const compacting = hooks["experimental.session.compacting"];
+      await compacting({ sessionID: event.sessionID }, { context: [] });
+    } else {
+      await hooks.event({ event });
+    }
+    while (pending.length) await pending.shift().catch(() => {});
+  }
+} else {
+  const definition = loadV2(module);
+  record.loaded.push("v2");
+  const queue = JSON.parse(events);
+  let drained;
+  const done = new Promise((resolve) => { drained = resolve; });
+  const ctx = {
+    location: { directory },
+    // Ends after the plugin took the last event (the generator resumes when it asks again).
+    event: { subscribe: async function* () { for (const event of queue) yield event; drained(); } },
+    session: { synthetic: async (request) => { record.prompts.push(request); } },
+  };
+  record.cleanup = typeof (await definition.setup(ctx));
+  await done;
   while (pending.length) await pending.shift().catch(() => {});
 }
 process.stdout.write(JSON.stringify(record));
@@ -75,14 +145,17 @@ def node() -> str:
     return found
 
 
-def load_plugin(plugin: Path, directory: Path, events: list[dict[str, Any]]) -> Any:
-    """Run ``plugin`` under node as OpenCode would, fire ``events``; what it did."""
+def load_plugin(
+    plugin: Path, directory: Path, events: list[dict[str, Any]], version: str = "v1"
+) -> Any:
+    """Load ``plugin`` under node as OpenCode ``version`` (v1 / v2) would, fire ``events``;
+    what it did. A loader that rejects the file fails the run."""
     module = plugin.parent / "engram-plugin.mjs"  # node needs .mjs for an ES module
     shutil.copyfile(plugin, module)
     harness = plugin.parent / "harness.mjs"
     harness.write_text(HARNESS, encoding="utf-8")
     proc = subprocess.run(
-        [node(), str(harness), str(module), str(directory), json.dumps(events)],
+        [node(), str(harness), str(module), str(directory), json.dumps(events), version],
         capture_output=True,
         text=True,
         timeout=120,
@@ -134,7 +207,8 @@ def test_install_writes_a_plugin_node_accepts(
     assert text.startswith(opencode.MARKER)
     assert f"const START = {json.dumps(argv('session-start'))};" in text
     assert f"const END = {json.dumps(argv('session-end'))};" in text
-    assert "export const EngramMemory = async ({ client, $, directory })" in text
+    assert f"const COMPACT = {json.dumps(argv('pre-compact'))};" in text
+    assert 'export default { id: "engram", server, setup };' in text
     module = path.with_name("check.mjs")
     shutil.copyfile(path, module)
     check = subprocess.run([node(), "--check", str(module)], capture_output=True, text=True)
@@ -159,7 +233,7 @@ def test_the_plugin_runs_engram_on_the_documented_events(
         {"type": "session.idle", "properties": {"sessionID": "ses_main"}},
     ]
     record = load_plugin(plugin, project, events)
-    assert record["exports"] == ["EngramMemory"]
+    assert record["exports"] == ["default"] and record["loaded"] == ["v1"]
     runs = [(r["argv"], r["cwd"], r["input"], r["code"]) for r in record["runs"]]
     assert runs == [
         (argv("session-start"), str(project), {"cwd": str(project)}, 0),
@@ -237,3 +311,55 @@ def test_xdg_config_home_moves_the_user_plugin_folder(
     assert cli(capsys, "hooks", "install", "opencode")[0] == 0
     assert (tmp_path / "xdg" / "opencode" / "plugins" / "engram.js").is_file()
     assert not (home / ".config").exists()
+
+
+def test_opencode_2_loads_the_plugin_and_its_setup_runs_engram_on_the_events(
+    home: Path, project: Path, capsys: Capsys
+) -> None:
+    with Memory.open(load_config(start=project)) as memory:
+        memory.remember(MEMORY)
+    assert cli(capsys, "hooks", "install", "opencode", "--scope", "project")[0] == 0
+    plugin = project / ".opencode" / "plugins" / "engram.js"
+    events = [  # OpenCode 2's events carry `data`
+        {"type": "session.created", "data": {"sessionID": "ses_main"}},
+        {"type": "session.created", "data": {"sessionID": "ses_sub", "parentID": "ses_main"}},
+        {"type": "session.idle", "data": {"sessionID": "ses_main"}},
+    ]
+    record = load_plugin(plugin, project, events, "v2")
+    assert record["loaded"] == ["v2"] and record["cleanup"] == "function"
+    runs = [(r["argv"], r["cwd"], r["input"], r["code"]) for r in record["runs"]]
+    assert runs == [
+        (argv("session-start"), str(project), {"cwd": str(project)}, 0),
+        (argv("session-end"), str(project), {"cwd": str(project)}, 0),
+    ]
+    [prompt] = record["prompts"]
+    assert prompt["sessionID"] == "ses_main"
+    assert prompt["text"].startswith("# Relevant memories (engram)") and MEMORY in prompt["text"]
+
+
+def test_the_v2_check_rejects_what_opencode_2_drops(tmp_path: Path, project: Path) -> None:
+    """The ported check can fail: a V1-only plugin (a bare function, as engram wrote before)
+    is refused by OpenCode 2's schema, as OpenCode 2 refuses it."""
+    old = tmp_path / "old.js"
+    old.write_text("export default async () => ({});\n", encoding="utf-8")
+    module = old.with_name("engram-plugin.mjs")
+    shutil.copyfile(old, module)
+    harness = old.with_name("harness.mjs")
+    harness.write_text(HARNESS, encoding="utf-8")
+    proc = subprocess.run(
+        [node(), str(harness), str(module), str(project), "[]", "v2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode != 0 and "PluginModule.LoadError" in proc.stderr
+
+
+def test_opencode_1_compaction_hook_captures_first(
+    home: Path, project: Path, capsys: Capsys
+) -> None:
+    assert cli(capsys, "hooks", "install", "opencode", "--scope", "project")[0] == 0
+    plugin = project / ".opencode" / "plugins" / "engram.js"
+    record = load_plugin(plugin, project, [{"type": "compacting", "sessionID": "ses_main"}])
+    runs = [(r["argv"], r["input"], r["code"]) for r in record["runs"]]
+    assert runs == [(argv("pre-compact"), {"cwd": str(project)}, 0)]

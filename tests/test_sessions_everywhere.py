@@ -21,7 +21,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     opencode, claude = copy_fixtures(tmp_path / "agents")
     (tmp_path / "engram.toml").write_text(
         '[embedder]\nprovider = "hash"\n\n[vault]\npaths = ["notes"]\n\n'
-        f"[sessions]\nenabled = false\nopencode_dir = {str(opencode)!r}\n"
+        f'[sessions]\nenabled = false\nscope = "all"\nopencode_dir = {str(opencode)!r}\n'
         f"claude_dir = {str(claude)!r}\n",
         encoding="utf-8",
     )

@@ -10,9 +10,10 @@ for the extractor's failures: they come back as warnings with ``failed`` set, an
 stored is touched.
 
 ``capture_sessions`` does it for indexed agent sessions, incrementally: a session is captured
-once per growth (the turns added since its last capture, in ``normal`` mode, plus a fresh
-``summary`` of the whole session), no sooner than ``[capture] cooldown_seconds`` after the last
-time. The capture log is written only after a capture that worked, so a failed one is retried.
+once per growth (every turn added since its last capture, in windows of ``normal_messages``,
+in ``normal`` mode, plus a fresh ``summary`` of the whole session), no sooner than
+``[capture] cooldown_seconds`` after the last time. The capture log is written only after a
+capture that worked, so a failed one is retried.
 """
 
 from __future__ import annotations
@@ -412,12 +413,25 @@ def _capture_one(
 ) -> list[CaptureReport]:
     tag = f"{SESSION_TAG}{doc_id.removeprefix('sessions/')}"
     source = "capture:sessions"
-    reports = [capture(writer, messages[start:], "normal", source=source, tags=[tag])]
+    reports = [
+        capture(writer, window, "normal", source=source, tags=[tag])
+        for window in session_windows(messages[start:], writer.config.capture.normal_messages)
+    ]
     if writer.config.capture.summaries:
         summary = capture(writer, messages, "summary", source=source, tags=[tag])
         reports.append(summary)
         _supersede_older_summaries(writer, tag, summary)
     return reports
+
+
+def session_windows(messages: Sequence[Message], size: int) -> list[Sequence[Message]]:
+    """The turns a session grew by, in consecutive windows of ``size`` messages, so a long
+    session loses nothing to the window of one extraction. A short tail is read as the last
+    ``size`` messages instead (overlapping the window before; a fact seen twice merges)."""
+    windows_ = [messages[i : i + size] for i in range(0, len(messages), size)] or [messages]
+    if len(windows_) > 1 and len(windows_[-1]) < size:
+        windows_[-1] = messages[-size:]
+    return windows_
 
 
 def _supersede_older_summaries(writer: Writer, tag: str, report: CaptureReport) -> None:

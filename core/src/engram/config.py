@@ -221,6 +221,9 @@ class SessionsConfig(_Section):
 
     enabled: bool = False
     agents: list[SessionAgent] = Field(default_factory=lambda: list(_SESSION_AGENTS))
+    # project: only sessions that ran in this project's folder (or one inside it); all: every
+    # session the agents kept, whichever project it belonged to.
+    scope: Literal["project", "all"] = "project"
     # None: the agent's own default ($XDG_DATA_HOME/opencode/storage, ~/.claude/projects).
     opencode_dir: Path | None = None
     claude_dir: Path | None = None

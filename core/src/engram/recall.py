@@ -22,7 +22,7 @@ from engram.filters import Eq, Filter
 from engram.lifecycle.conflicts import created_at_of, note, older_conflicts
 from engram.lifecycle.dedup import document_path
 from engram.memories import list_memories
-from engram.models import Metadata, SearchResult
+from engram.models import MemoryInfo, Metadata, SearchResult
 from engram.redact import strip_private
 from engram.tokens import Tokenizer, default_tokenizer
 from engram.writer import Writer
@@ -34,6 +34,9 @@ MIN_EXCERPT_TOKENS = 24  # below this a shortened memory says too little to be w
 NEAR_DUPLICATE = 0.85  # word-set Jaccard similarity at which two memories say the same thing
 ADDS_NOTHING = 0.9  # share of a memory's words already in a better one: it adds nothing new
 SOURCES = ("memory", "sessions")
+# What a session starts with before any query hit: what the user wants and what was decided,
+# of this project and of the user, newest first.
+PINNED_TYPES = ("preference", "decision", "project-brief")
 _WORD = re.compile(r"\w+")
 
 
@@ -89,8 +92,11 @@ def recall(
     budget: int | None = None,
     source: str | None = None,
     tokenizer: Tokenizer | None = None,
+    pinned: bool = False,
 ) -> Recall:
-    """Build the recall block for ``query`` within ``budget`` tokens (default ``[recall]``)."""
+    """Build the recall block for ``query`` within ``budget`` tokens (default ``[recall]``);
+    ``pinned`` (the session-start block) puts the live preferences, decisions and project brief
+    first, newest first, then the hits."""
     limit = writer.config.recall.budget if budget is None else budget
     if limit < 0:
         raise ConfigError(f"the recall budget must be 0 or more tokens, got {limit}")
@@ -107,6 +113,8 @@ def recall(
             clean_query = None
     if clean_query is None and source != "sessions":
         candidates = _recent(writer)
+    if pinned and source != "sessions":
+        candidates = [*_pinned(writer), *candidates]
     text, items = build_block(candidates, limit, tokenizer or default_tokenizer())
     writer.access.record((i.path, i.memory_id) for i in items if i.memory_id)
     count = (tokenizer or default_tokenizer()).count(text)
@@ -148,10 +156,20 @@ def _memory_id(meta: Metadata) -> str | None:
     return memory_id if in_folder and isinstance(memory_id, str) else None
 
 
+def _pinned(writer: Writer) -> list[RecallItem]:
+    """The live memories of ``PINNED_TYPES`` in every folder (project and user), newest first."""
+    found = [m for t in PINNED_TYPES for m in list_memories(writer, type=t)]
+    found.sort(key=lambda m: m.updated_at or m.created_at or "", reverse=True)
+    return _items(writer, found[: writer.config.recall.candidates])
+
+
 def _recent(writer: Writer) -> list[RecallItem]:
     """Newest live memories of every folder first, as whole bodies (frontmatter left out)."""
+    return _items(writer, list_memories(writer, limit=writer.config.recall.candidates))
+
+
+def _items(writer: Writer, infos: Sequence[MemoryInfo]) -> list[RecallItem]:
     items = []
-    infos = list_memories(writer, limit=writer.config.recall.candidates)
     created = {m.id: m.created_at for m in infos if m.id and m.created_at}
     for info in infos:
         text = document_path(info.path, writer.config.root).read_text(

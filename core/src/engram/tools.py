@@ -15,20 +15,20 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
-from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-from engram.errors import ConfigError, EngramError, UnsafePath
+from engram.errors import EngramError
 from engram.filters import And, Eq, Filter
 from engram.ingest.sessions.sync import SOURCE as SESSIONS_SOURCE
-from engram.ingest.sessions.sync import session_document, session_excerpt
 from engram.lifecycle.conflicts import conflict_note, created_at_of, note, older_conflicts
 from engram.memory import Memory
-from engram.memory_files import check_path_syntax, resolve_inside
 from engram.models import Excerpt, MemoryInfo, MemoryType, StoredMemory
 from engram.scopes import Scope
+from engram.search.types import asked_type, typed_hits, with_typed
+from engram.tool_get import MemoryGetInput, render_get
+from engram.tool_get import get as get_excerpt
 from engram.tool_restore import MemoryRestoreInput, render_restore
 from engram.tool_restore import restore as restore_memory
 
@@ -55,7 +55,12 @@ class MemorySearchInput(_Input):
         description="memory: markdown notes and stored memories; sessions: past agent "
         "conversations; all: both.",
     )
-    type: MemoryType | None = Field(default=None, description="Only memories of this type.")
+    type: MemoryType | None = Field(
+        default=None,
+        description="Only memories of this type, e.g. preference for 'what are my "
+        "preferences?', decision for 'what did we decide?'. A query that names one type gets "
+        "that type's memories first even without it.",
+    )
     scope: Scope | None = Field(default=None, description="Only memories of this scope.")
     include_superseded: bool = Field(
         default=False,
@@ -91,22 +96,6 @@ class MemoryStoreInput(_Input):
         "existing file is never overwritten: a number is added instead. A near-duplicate of "
         "a stored memory updates that memory instead of writing a new file.",
     )
-
-
-class MemoryGetInput(_Input):
-    """Read a file (or a session) shown in search results, whole or some lines (turns)."""
-
-    path: str = Field(
-        min_length=1, max_length=1000, description="A path exactly as search results show it."
-    )
-    start_line: int | None = Field(default=None, ge=1, description="First line (1-based).")
-    end_line: int | None = Field(default=None, ge=1, description="Last line (inclusive).")
-
-    @model_validator(mode="after")
-    def _ordered(self) -> MemoryGetInput:
-        if self.start_line and self.end_line and self.end_line < self.start_line:
-            raise ValueError("end_line must not be before start_line")
-        return self
 
 
 class MemoryForgetInput(_Input):
@@ -229,6 +218,11 @@ def _search(memory: Memory, args: MemorySearchInput) -> SearchOutput:
         include_superseded=args.include_superseded,
         per_document=args.per_document,
     )
+    wanted = args.type or asked_type(args.query)
+    if wanted and args.source != "sessions":
+        scope = Eq(field="scope", value=args.scope) if args.scope else None
+        typed = typed_hits(memory.store, memory.embedder, wanted, args.query, args.limit, scope)
+        result = with_typed(result, typed, args.limit)
     hits = []
     created = created_at_of(h.chunk.metadata for h in result.hits)
     for hit in result.hits:
@@ -301,42 +295,6 @@ def _render_store(out: StoredMemory) -> str:
     if out.linked_conflicts:
         stale += f" It may contradict {', '.join(out.linked_conflicts)} (both kept, linked)."
     return f"{verb} {out.id} at {out.path} ({out.chunks} chunks indexed).{stale}{notes}"
-
-
-def _get(memory: Memory, args: MemoryGetInput) -> Excerpt:
-    check_path_syntax(args.path)
-    lines = None
-    if args.start_line or args.end_line:
-        lines = (args.start_line or 1, args.end_line or 1_000_000_000)
-    session = session_document(memory.store, args.path)
-    if session is not None:
-        return session_excerpt(session, memory.config, lines)
-    roots = memory.vault_roots()
-    target = resolve_inside(args.path, memory.config.root, roots, what="memory folders")
-    _check_readable(args.path, target, roots)
-    excerpt = memory.get(target, lines)
-    if lines and lines[0] > max(excerpt.total_lines, 1):
-        raise ConfigError(
-            f"{args.path} has {excerpt.total_lines} lines; start_line {lines[0]} is past the end"
-        )
-    return excerpt.model_copy(update={"path": args.path})
-
-
-def _check_readable(raw: str, target: Path, roots: list[Path]) -> None:
-    """Only markdown that could be indexed: never ``.env``, the index, or hidden folders."""
-    if target.suffix.lower() not in (".md", ".markdown"):
-        raise UnsafePath(f"{raw} is not a markdown file; refused (only notes and memories)")
-    for root in roots:
-        if target.is_relative_to(root) and any(
-            part.startswith(".") for part in target.relative_to(root).parts
-        ):
-            raise UnsafePath(f"{raw} is in a hidden file or folder; refused")
-    if not target.is_file():
-        raise UnsafePath(f"{raw} is not a file in the vault; use a path from search results")
-
-
-def _render_get(out: Excerpt) -> str:
-    return f"{out.path} (lines {out.start_line}-{out.end_line} of {out.total_lines}):\n{out.text}"
 
 
 def _forget(memory: Memory, args: MemoryForgetInput) -> ForgetOutput:
@@ -415,7 +373,7 @@ TOOLS: dict[str, Tool[Any, Any]] = {
             _render_store,
             read_only=False,
         ),
-        Tool("memory_get", MemoryGetInput, Excerpt, _get, _render_get),
+        Tool("memory_get", MemoryGetInput, Excerpt, get_excerpt, render_get),
         Tool(
             "memory_forget",
             MemoryForgetInput,

@@ -10,9 +10,10 @@ from rich.table import Table
 
 from engram.cli.common import console, open_memory, print_labelled
 from engram.errors import ConfigError
-from engram.filters import parse_filter
+from engram.filters import And, Eq, Filter, parse_filter
 from engram.lifecycle.conflicts import conflict_note, created_at_of
 from engram.models import SearchMode, SearchResult
+from engram.search.types import asked_type, typed_hits, with_typed
 
 SNIPPET_CHARS = 160
 
@@ -59,14 +60,23 @@ def search_command(
             "(default: [search] per_document, off).",
         ),
     ] = None,
+    memory_type: Annotated[
+        str | None,
+        typer.Option(
+            "--type",
+            help="Only memories of this type (preference, decision, project-brief…). A query "
+            "naming one type ('what are my preferences') gets its memories first anyway.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print hits as JSON.")] = False,
 ) -> None:
     """Search the memory (hybrid keyword + vector by default). Superseded memories are left out
     unless --include-superseded."""
-    flt = None
+    flt: Filter | None = Eq(field="type", value=memory_type) if memory_type else None
     if filter_json:
         try:
-            flt = parse_filter(json.loads(filter_json))
+            parsed = parse_filter(json.loads(filter_json))
+            flt = parsed if flt is None else And(filters=[flt, parsed])
         except json.JSONDecodeError as exc:
             raise ConfigError(
                 f"--filter is not valid JSON ({exc.msg}); quote it in single quotes"
@@ -81,6 +91,11 @@ def search_command(
             recency_weight=recency,
             per_document=per_document,
         )
+        wanted = memory_type or asked_type(query)
+        if wanted:
+            size = limit or memory.config.search.limit
+            typed = typed_hits(memory.store, memory.embedder, wanted, query, size)
+            result = with_typed(result, typed, size)
     if as_json:
         console.print_json(json.dumps(_as_json(result)))
         return

@@ -1,10 +1,13 @@
-"""Claude Code: ``hooks.SessionStart`` / ``hooks.SessionEnd`` in its settings.json
-(``~/.claude/settings.json`` for the user, ``.claude/settings.json`` in a project), merged into
-what is there: every other key and every other hook stays as it was.
+"""Claude Code: ``hooks.SessionStart`` / ``SessionEnd`` / ``PreCompact`` in its settings
+(``$CLAUDE_CONFIG_DIR/settings.json``, else ``~/.claude/settings.json``, for the user;
+``.claude/settings.json`` in a project; ``.claude/settings.local.json`` for this project on this
+machine only), merged into what is there: every other key and every other hook stays as it was.
 
 Documented at https://code.claude.com/docs/en/hooks: a matcher group per event,
-``{"matcher": ..., "hooks": [{"type": "command", "command": ..., "timeout": seconds}]}``.
-SessionEnd hooks share a 1.5 s budget unless a hook sets ``timeout``, hence ours does."""
+``{"matcher": ..., "hooks": [{"type": "command", "command": ..., "timeout": seconds}]}``; the
+hook reads ``session_id``, ``transcript_path``, ``cwd`` and ``hook_event_name`` on stdin.
+SessionEnd hooks share a 1.5 s budget unless a hook sets ``timeout``, hence ours does (and ours
+returns at once anyway: the capture runs detached)."""
 
 from __future__ import annotations
 
@@ -14,22 +17,79 @@ from pathlib import Path
 from typing import Any
 
 from engram.errors import ConfigError
+from engram.hosts.base import HookPayload, folder_of, generic_payload
 from engram.hosts.command import HOST_TIMEOUT, run_argv, shell_command
 from engram.hosts.command import is_ours as _is_ours
 from engram.hosts.files import Change, read_text
+from engram.ingest.sessions.claude_code import config_dir
 
 HOST = "claude-code"
-# Our event → (Claude Code's event, its matcher: every source of a start, every end reason).
+# Our event → (Claude Code's event, its matcher: every source of a start, every end reason,
+# both kinds of compaction).
 EVENTS = {
     "session-start": ("SessionStart", "startup|resume|clear|compact"),
     "session-end": ("SessionEnd", ""),
+    "pre-compact": ("PreCompact", "manual|auto"),
 }
 Settings = dict[str, Any]
 
 
 def settings_path(scope: str, project_dir: Path) -> Path:
-    base = Path.home() if scope == "user" else project_dir
-    return base / ".claude" / "settings.json"
+    if scope == "user":
+        return config_dir() / "settings.json"
+    name = "settings.local.json" if scope == "local" else "settings.json"
+    return project_dir / ".claude" / name
+
+
+class ClaudeCode:
+    """Claude Code as a ``Host``."""
+
+    name = HOST
+    scopes = ("user", "project", "local")
+
+    def plan_install(
+        self, scope: str, project_dir: Path, base: list[str], config: Path | None
+    ) -> Change:
+        return plan_install(settings_path(scope, project_dir), base, config)
+
+    def plan_uninstall(self, scope: str, project_dir: Path) -> Change:
+        return plan_uninstall(settings_path(scope, project_dir))
+
+    def installed_in(self, folder: Path) -> bool:
+        for scope in ("project", "local"):
+            try:
+                _, settings = _load(settings_path(scope, folder))
+            except ConfigError:
+                continue
+            if any(_is_ours(c, "session-end") for c in hook_commands(settings, "SessionEnd")):
+                return True
+        return False
+
+    def parse_payload(self, raw: dict[str, Any] | None) -> HookPayload:
+        base = generic_payload(raw)
+        transcript = (raw or {}).get("transcript_path")
+        event = (raw or {}).get("hook_event_name")
+        path = Path(transcript) if isinstance(transcript, str) and transcript else None
+        return HookPayload(
+            base.cwd,
+            base.session_id,
+            path if path is not None and path.suffix == ".jsonl" else None,
+            event if isinstance(event, str) else None,
+        )
+
+    def output(self, event: str, text: str) -> str:
+        """SessionStart's JSON (``hookSpecificOutput.additionalContext``); else nothing."""
+        if event != "session-start" or not text.strip():
+            return ""
+        output = {"hookEventName": "SessionStart", "additionalContext": text}
+        return json.dumps({"hookSpecificOutput": output}) + "\n"
+
+    def transcript_root(self, payload: HookPayload) -> Path | None:
+        """The projects folder the host's own transcript lives in (``<root>/<project>/<id>
+        .jsonl``): it follows ``CLAUDE_CONFIG_DIR`` without our having to."""
+        if payload.transcript is not None:
+            return folder_of(str(payload.transcript.parent.parent))
+        return None
 
 
 def plan_install(path: Path, base: list[str], config: Path | None = None) -> Change:

@@ -11,8 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-EVENTS = ("session-start", "session-end")
-HOSTS = ("claude-code", "opencode")
 HOST_TIMEOUT = 60  # seconds: what the host's own timeout field gets
 # What our runner may use of it: it gives up (exit 0, one warning) before the host kills it.
 RUN_TIMEOUT = 55

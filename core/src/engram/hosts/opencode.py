@@ -1,8 +1,12 @@
 """OpenCode: a plugin file of ours, ``engram.js``, in its plugin folder
 (``~/.config/opencode/plugins/`` for the user, ``.opencode/plugins/`` in a project), loaded at
 startup. Its ``event`` handler runs ``engram hooks run session-start`` on ``session.created`` and
-hands the block to the session as context (``client.session.prompt`` with ``noReply``), and runs
-``session-end`` on ``session.idle``.
+hands the block to the session as context (``client.session.prompt`` with ``noReply``), runs
+``session-end`` on ``session.idle`` and ``pre-compact`` from the
+``experimental.session.compacting`` hook. Its default export is ``{ id, server, setup }``:
+OpenCode 1.x loads ``{ id, server }`` (``server`` is the plugin function), OpenCode 2.0 replaced
+the plugin API and requires ``{ id, setup }`` (or ``{ id, effect }``), dropping anything else
+with ``PluginModule.LoadError``; ``setup`` follows the same events through ``ctx.event``.
 
 Documented at https://opencode.ai/docs/plugins (plugin folders, the ``event`` hook, ``$``) and
 https://opencode.ai/docs/sdk (``session.prompt``: ``noReply: true`` adds context only)."""
@@ -12,10 +16,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from engram.errors import ConfigError
+from engram.hosts.base import HookPayload, generic_payload, plain_output
 from engram.hosts.command import run_argv
 from engram.hosts.files import Change, read_text
+from engram.ingest.sessions.opencode import default_root
 
 HOST = "opencode"
 FILE_NAME = "engram.js"
@@ -24,21 +31,42 @@ MARKER = "// engram-hooks: written by `engram hooks install opencode`"
 TEMPLATE = """\
 {marker}
 // engram's memory for OpenCode: recall at session start, index and capture when a session is
-// idle. `engram hooks uninstall opencode` removes this file; `install` rewrites it.
-// Events: https://opencode.ai/docs/plugins  Context injection: https://opencode.ai/docs/sdk
+// idle and before OpenCode compacts it. `engram hooks uninstall opencode` removes this file;
+// `install` rewrites it. Events: https://opencode.ai/docs/plugins
+// One default export that both plugin loaders accept: OpenCode 1.x reads `{{ id, server }}`
+// (server: the V1 plugin function), OpenCode 2.x reads `{{ id, setup }}`.
+import {{ spawn }} from "node:child_process";
 
 const START = {start};
 const END = {end};
+const COMPACT = {compact};
 
-// Runs engram with the session's folder; its stdout is the block (empty when there is none or
-// memory is unavailable: the runner exits 0 and explains on stderr, never breaking a session).
+// V1: runs engram through Bun's `$` with the session's folder; stdout is the block (empty when
+// there is none or memory is unavailable: the runner exits 0 and explains on stderr).
 const run = async ($, argv, directory) => {{
   const payload = new Response(JSON.stringify({{ cwd: directory }}));
   const result = await $`${{argv}} < ${{payload}}`.cwd(directory).quiet().nothrow();
   return result.stdout.toString().trim();
 }};
 
-export const EngramMemory = async ({{ client, $, directory }}) => {{
+// V2 has no `$` in its context: the same command through node:child_process.
+const spawnRun = (argv, directory) =>
+  new Promise((resolve) => {{
+    let out = "";
+    const child = spawn(argv[0], argv.slice(1), {{
+      cwd: directory,
+      stdio: ["pipe", "pipe", "ignore"],
+    }});
+    child.stdout.on("data", (chunk) => {{
+      out += chunk;
+    }});
+    child.on("error", () => resolve(""));
+    child.on("close", () => resolve(out.trim()));
+    child.stdin.end(JSON.stringify({{ cwd: directory }}));
+  }});
+
+// OpenCode 1.x: the plugin function; its hooks run engram on the session events.
+const server = async ({{ client, $, directory }}) => {{
   let ending = null;
   return {{
     event: async ({{ event }}) => {{
@@ -64,9 +92,81 @@ export const EngramMemory = async ({{ client, $, directory }}) => {{
         // Memory is a helper: a failure here must never break the session.
       }}
     }},
+    // Before OpenCode compacts a session: capture it first (returns at once, runs detached).
+    "experimental.session.compacting": async () => {{
+      try {{
+        await run($, COMPACT, directory);
+      }} catch (error) {{
+        // never break the compaction
+      }}
+    }},
   }};
 }};
+
+// OpenCode 2.x: setup(ctx) follows the session events; returns the cleanup.
+async function setup(ctx) {{
+  if (!ctx || !ctx.event || typeof ctx.event.subscribe !== "function") return undefined;
+  const directory = (ctx.location && ctx.location.directory) || process.cwd();
+  const controller = new AbortController();
+  let ending = null;
+  (async () => {{
+    try {{
+      for await (const event of ctx.event.subscribe({{ signal: controller.signal }})) {{
+        const data = (event && event.data) || {{}};
+        if (event.type === "session.created" && data.sessionID && !data.parentID) {{
+          const text = await spawnRun(START, directory);
+          if (text && ctx.session && typeof ctx.session.synthetic === "function") {{
+            await ctx.session.synthetic({{ sessionID: data.sessionID, text }});
+          }}
+        }} else if (event.type === "session.idle" && ending === null) {{
+          ending = spawnRun(END, directory).finally(() => {{
+            ending = null;
+          }});
+        }} else if (event.type === "session.compacting") {{
+          await spawnRun(COMPACT, directory);
+        }}
+      }}
+    }} catch (error) {{
+      // The stream ends with the server; memory never breaks a session.
+    }}
+  }})();
+  return () => controller.abort();
+}}
+
+export default {{ id: "engram", server, setup }};
 """
+
+
+class OpenCode:
+    """OpenCode as a ``Host``."""
+
+    name = HOST
+    scopes = ("user", "project")
+
+    def plan_install(
+        self, scope: str, project_dir: Path, base: list[str], config: Path | None
+    ) -> Change:
+        return plan_install(plugin_dir(scope, project_dir), base, config)
+
+    def plan_uninstall(self, scope: str, project_dir: Path) -> Change:
+        return plan_uninstall(plugin_dir(scope, project_dir))
+
+    def installed_in(self, folder: Path) -> bool:
+        path = plugin_dir("project", folder) / FILE_NAME
+        try:
+            return _ours_or_none(path) is not None
+        except ConfigError:
+            return False
+
+    def parse_payload(self, raw: dict[str, Any] | None) -> HookPayload:
+        return generic_payload(raw)  # our plugin sends {cwd, session_id}
+
+    def output(self, event: str, text: str) -> str:
+        return plain_output(event, text)
+
+    def transcript_root(self, payload: HookPayload) -> Path | None:
+        root = default_root()
+        return root if root.is_dir() else None
 
 
 def plugin_dir(scope: str, project_dir: Path) -> Path:
@@ -80,7 +180,10 @@ def plugin_dir(scope: str, project_dir: Path) -> Path:
 def render(base: list[str], config: Path | None = None) -> str:
     start = run_argv("session-start", HOST, base=base, config=config)
     end = run_argv("session-end", HOST, base=base, config=config)
-    return TEMPLATE.format(marker=MARKER, start=json.dumps(start), end=json.dumps(end))
+    compact = run_argv("pre-compact", HOST, base=base, config=config)
+    return TEMPLATE.format(
+        marker=MARKER, start=json.dumps(start), end=json.dumps(end), compact=json.dumps(compact)
+    )
 
 
 def plan_install(folder: Path, base: list[str], config: Path | None = None) -> Change:

@@ -1,25 +1,32 @@
 """``engram hooks run``: do a hook's work for a host within a hard time cap, and never fail the
-host's session. The work runs in a child process (``engram.hosts.worker``) that is killed, with
-everything it started, when the cap is reached; any failure (bad config, broken store, timeout,
-a crash) becomes exit 0, nothing on stdout and one line on stderr:
-``engram: memory unavailable: <why>``."""
+host's session. Recall runs in a child process (``engram.hosts.worker``) that is killed, with
+everything it started, when the cap is reached; capture runs detached (``engram.hosts.detached``)
+so a host that kills its hooks on exit cannot cut it. Any failure (bad config, broken store,
+timeout, a crash) becomes exit 0, nothing on stdout and one line on stderr:
+``engram: memory unavailable: <why>``. A folder that is no engram project is left alone."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from engram.config import find_project_file
+from engram.hosts import detached
+from engram.hosts.base import generic_payload, plain_output
+from engram.hosts.child import run_worker
+from engram.hosts.registry import HOSTS
+from engram.hosts.registry import get as get_host
+
 PAYLOAD_LIMIT = 1 << 20  # bytes of host JSON read from stdin, at most
 PAYLOAD_WAIT = 2.0  # seconds to wait for the host to send its JSON and close stdin
+CATCHUP_SHARE = 0.5  # share of session-start's budget it may wait for the catch-up capture
 
 
 @dataclass
@@ -75,88 +82,59 @@ def _parse(data: bytes | None) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def project_folder(payload: dict[str, Any] | None) -> Path:
-    """The session's folder: the host's ``cwd`` when it names a folder, else ours."""
-    cwd = (payload or {}).get("cwd")
-    if isinstance(cwd, str) and cwd and Path(cwd).is_dir():
-        return Path(cwd).resolve()
-    return Path.cwd()
-
-
-def host_output(event: str, host: str | None, text: str) -> str:
-    """The recall block as the host wants it: Claude Code's SessionStart JSON
-    (``hookSpecificOutput.additionalContext``), plain text otherwise, nothing when empty."""
-    if event != "session-start" or not text.strip():
-        return ""
-    if host == "claude-code":
-        output = {"hookEventName": "SessionStart", "additionalContext": text}
-        return json.dumps({"hookSpecificOutput": output}) + "\n"
-    return text if text.endswith("\n") else text + "\n"
+def project_of(cwd: Path, config_file: Path | None) -> Path | None:
+    """The engram project a hook run in ``cwd`` works on: the folder of the config file given
+    or found upwards (``engram.toml``), else ``cwd`` when our hooks are installed for that
+    very folder; None when it is no engram project (the hook then leaves it alone)."""
+    if config_file is not None:
+        return config_file.resolve().parent
+    found = find_project_file(cwd)
+    if found is not None:
+        return found.parent
+    return cwd if any(host.installed_in(cwd) for host in HOSTS) else None
 
 
 def run_hook(
     event: str,
-    host: str | None,
+    host_name: str | None,
     timeout: float,
     *,
     config_file: Path | None = None,
     overrides: dict[str, Any] | None = None,
     stdin: IO[Any] | None = None,
+    capture_timeout: float = detached.CAPTURE_TIMEOUT,
 ) -> Outcome:
-    """Run ``event``'s work in a child process for at most ``timeout`` seconds in all."""
+    """session-start: catch up on uncaptured sessions (detached, waited for within a share of
+    the budget), then the recall block; session-end / pre-compact: start the detached capture
+    and return at once."""
     deadline = time.monotonic() + timeout
-    payload = read_payload(stdin, min(PAYLOAD_WAIT, timeout / 4))
-    cwd = project_folder(payload)
+    raw = read_payload(stdin, min(PAYLOAD_WAIT, timeout / 4))
+    host = get_host(host_name) if host_name else None
+    payload = host.parse_payload(raw) if host else generic_payload(raw)
+    cwd = payload.cwd or Path.cwd()
+    project = project_of(cwd, config_file)
+    if project is None:
+        return Outcome(stderr=[f"engram: {cwd} is no engram project (no engram.toml); skipped"])
+    root = host.transcript_root(payload) if host else None
     job = {
         "event": event,
         "cwd": str(cwd),
+        "project": str(project),
         "config_file": str(config_file.resolve()) if config_file else None,
         "overrides": overrides or {},
-        "payload": payload,
+        "host": host_name,
+        "transcript_root": str(root) if root else None,
+        "capture_timeout": capture_timeout,
     }
-    result = _run_worker(job, cwd, max(deadline - time.monotonic(), 0.01), timeout)
+    capture = detached.spawn(job, project)
+    if event != "session-start":
+        where = detached.state_dir(project) / detached.LOG
+        return Outcome(stderr=[f"engram: capturing in the background (log: {where})"])
+    with contextlib.suppress(subprocess.TimeoutExpired):  # it goes on alone after the wait
+        capture.wait(max(min(CATCHUP_SHARE * timeout, deadline - time.monotonic()), 0))
+    result = run_worker(job, cwd, max(deadline - time.monotonic(), 0.01), timeout)
     if not result.get("ok"):
         return unavailable(str(result.get("error") or "the hook failed"))
     notes = [f"engram: warning: {note}" for note in result.get("notes") or []]
-    if result.get("summary"):
-        notes.append(f"engram: {result['summary']}")
-    return Outcome(host_output(event, host, str(result.get("text") or "")), notes)
-
-
-def _run_worker(job: dict[str, Any], cwd: Path, remaining: float, cap: float) -> dict[str, Any]:
-    argv = [sys.executable, "-P", "-m", "engram.hosts.worker"]
-    group: dict[str, Any] = (
-        {"start_new_session": True}
-        if os.name == "posix"
-        else {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
-    )
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=cwd,
-        **group,
-    )
-    try:
-        out, err = proc.communicate(json.dumps(job).encode(), timeout=remaining)
-    except subprocess.TimeoutExpired:
-        _kill(proc)
-        return {"ok": False, "error": f"no answer within {cap:g} s (a hung store or embedder?)"}
-    try:
-        result = json.loads(out.decode("utf-8", "replace"))
-    except ValueError:
-        last = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
-        return {"ok": False, "error": f"the worker exited with code {proc.returncode}: {last[0]}"}
-    return result if isinstance(result, dict) else {"ok": False, "error": "a malformed result"}
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    """Stop the worker and whatever it started (its process group), then reap it."""
-    with contextlib.suppress(OSError):  # it may have ended on its own meanwhile
-        if os.name == "posix":
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:
-            proc.kill()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.communicate(timeout=2)
+    text = str(result.get("text") or "")
+    return Outcome(host.output(event, text) if host else plain_output(event, text), notes)

@@ -16,23 +16,35 @@ Result = dict[str, Any]
 
 
 def run_job(job: dict[str, Any]) -> Result:
-    """session-start → the recall block; session-end → index sessions, then capture them."""
+    """session-start → the recall block; capture → re-index the vault's changed notes, index
+    this project's sessions, then capture the turns that grew since the last capture."""
+    from engram import recall as recalling
     from engram.config import load_config
     from engram.memory import Memory
 
     config_file = Path(job["config_file"]) if job.get("config_file") else None
     config = load_config(
-        job.get("overrides") or None, project_file=config_file, start=Path(job["cwd"])
+        job.get("overrides") or None,
+        project_file=config_file,
+        start=Path(job.get("project") or job["cwd"]),
     )
+    root = job.get("transcript_root")
+    if root and job.get("host") == "claude-code" and config.sessions.claude_dir is None:
+        # The host's own transcript tells where its transcripts are (CLAUDE_CONFIG_DIR & co).
+        config.sessions.claude_dir = Path(root)
     with Memory.open(config) as memory:
         if job["event"] == "session-start":
-            recall = memory.recall(None)
+            recall = recalling.recall(memory.writer, memory.search, None, pinned=True)
             return {"ok": True, "text": recall.text, "notes": list(recall.warnings)}
+        vault = memory.index()
         report = memory.index_sessions()
         captured = memory.capture_sessions()
-        notes = [*report.warnings, *(f"capture failed: {f}" for f in captured.failed)]
-        notes += captured.warnings
-        summary = f"{report.summary().replace(' files', ' sessions')}; {captured.summary()}"
+        notes = [*vault.warnings, *report.warnings]
+        notes += [*(f"capture failed: {f}" for f in captured.failed), *captured.warnings]
+        summary = (
+            f"notes: {vault.summary()}; sessions: "
+            f"{report.summary().replace(' files', ' sessions')}; {captured.summary()}"
+        )
         return {"ok": True, "text": "", "notes": notes, "summary": summary}
 
 

@@ -52,6 +52,8 @@ class SessionRef:
     session_id: str
     path: Path
     fingerprint: str
+    # The folder the session ran in, when discovery knows it (project scoping uses it).
+    project: str | None = None
 
     @property
     def document_id(self) -> str:
@@ -66,6 +68,20 @@ class SessionSource(Protocol):
 
     def discover(self) -> tuple[list[SessionRef], list[str]]: ...
     def load(self, ref: SessionRef) -> Transcript: ...
+
+
+def in_project(directory: str | None, project: Path | None) -> bool:
+    """Whether a session that ran in ``directory`` belongs to ``project`` (the folder itself or
+    one inside it); every session does when no project is given."""
+    if project is None:
+        return True
+    if not directory:
+        return False
+    try:
+        folder = Path(directory).expanduser().resolve()
+    except (OSError, ValueError):
+        return False
+    return folder == project or folder.is_relative_to(project)
 
 
 def document_id(agent: str, session_id: str) -> str:

@@ -15,6 +15,8 @@ valid JSON (a partial last line while Claude Code is writing) is skipped with a 
 from __future__ import annotations
 
 import json
+import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ from engram.ingest.sessions.base import (
     Turn,
     clean_text,
     fingerprint,
+    in_project,
     iso_from_text,
 )
 
@@ -35,22 +38,61 @@ AGENT = "claude-code"
 _COMMAND_NOISE = ("<command-", "<local-command-")
 
 
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+HEAD_BYTES = 64 * 1024  # how much of a transcript is read to find the folder it ran in
+
+
+def config_dir() -> Path:
+    """Claude Code's own folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    explicit = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(explicit).expanduser() if explicit else Path.home() / ".claude"
+
+
 def default_root() -> Path:
-    return Path.home() / ".claude" / "projects"
+    return config_dir() / "projects"
+
+
+def project_folder_name(project: Path) -> str:
+    """The name Claude Code gives a project's transcript folder: its path, every character
+    that is not a letter or digit turned into ``-`` (``/home/me/shop`` → ``-home-me-shop``)."""
+    return _NOT_ALNUM.sub("-", str(project))
 
 
 class ClaudeCodeSource:
-    """Sessions of one Claude Code projects folder."""
+    """Sessions of one Claude Code projects folder (``project``: only sessions run inside it:
+    its own transcript folder, and those of folders inside it whose transcripts say so)."""
 
     agent = AGENT
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, project: Path | None = None) -> None:
         self.root = root.expanduser()
+        self.project = project
+
+    def _transcripts(self) -> list[Path]:
+        if self.project is None:
+            return sorted(self.root.glob("*/*.jsonl"))
+        name = project_folder_name(self.project)
+        found = sorted((self.root / name).glob("*.jsonl")) if (self.root / name).is_dir() else []
+        for folder in sorted(self.root.glob(f"{name}-*")):  # name: letters, digits and -
+            found += [p for p in sorted(folder.glob("*.jsonl")) if self._ran_inside(p)]
+        return found
+
+    def _ran_inside(self, path: Path) -> bool:
+        """Whether the transcript's ``cwd`` (in its first lines) is inside the project."""
+        try:
+            with path.open("rb") as handle:
+                head = handle.read(HEAD_BYTES)
+        except OSError:
+            return False
+        for _, event in _events(head):
+            if event is not None and isinstance(event.get("cwd"), str):
+                return in_project(event["cwd"], self.project)
+        return False
 
     def discover(self) -> tuple[list[SessionRef], list[str]]:
         warnings: list[str] = []
         refs: dict[str, SessionRef] = {}
-        for path in sorted(self.root.glob("*/*.jsonl")):
+        for path in self._transcripts():
             session_id = path.stem
             if not SAFE_ID.match(session_id):
                 warnings.append(f"claude-code: {path.name[:40]!r} is not a usable session id")

@@ -1,168 +1,62 @@
-"""OpenCode's file storage (``~/.local/share/opencode/storage``)::
-
-    session/<project id>/<session id>.json   {id, title, directory, time: {created, updated}}
-    message/<session id>/<message id>.json   {id, sessionID, role, time: {created, completed}}
-    part/<message id>/<part id>.json         {id, messageID, type, text, synthetic, time}
-
-A message's words are its ``text`` parts; tool calls, tool output, reasoning, step markers,
-files and synthetic (injected) text are left out. A file that is not valid JSON is skipped with a
-warning; the rest of the session is still read.
-"""
+"""OpenCode's sessions, wherever its version keeps them: ``opencode.db`` (1.2 and later) and
+the older JSON tree (``storage/``) as a fallback, one session once (the database wins when a
+session is in both, as other readers of OpenCode history do)."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import Any
 
-from engram.ingest.sessions.base import (
-    SAFE_ID,
-    SessionRef,
-    Transcript,
-    TranscriptError,
-    Turn,
-    clean_text,
-    fingerprint,
-    iso_from_millis,
-)
+from engram.ingest.sessions.base import SessionRef, Transcript
+from engram.ingest.sessions.opencode_db import DB_NAME, OpenCodeDatabase
+from engram.ingest.sessions.opencode_tree import OpenCodeTree
 
 AGENT = "opencode"
 
 
 def default_root() -> Path:
-    """Where OpenCode keeps its storage: ``$XDG_DATA_HOME/opencode/storage``."""
+    """OpenCode's data folder: ``$XDG_DATA_HOME/opencode`` (``opencode.db``, ``storage/``)."""
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "opencode" / "storage"
+    return Path(base) / "opencode"
+
+
+def locate(root: Path) -> tuple[Path, Path]:
+    """(database file, storage folder) for a configured path: the data folder, its
+    ``storage`` subfolder (what older configs name) or the database file itself."""
+    root = root.expanduser()
+    if root.suffix == ".db":
+        return root, root.parent / "storage"
+    if (root / DB_NAME).exists() or (root / "storage").is_dir():
+        return root / DB_NAME, root / "storage"
+    if root.name == "storage" or (root / "message").is_dir():
+        return root.parent / DB_NAME, root
+    return root / DB_NAME, root / "storage"
 
 
 class OpenCodeSource:
-    """Sessions of one OpenCode storage folder."""
+    """Every OpenCode session of a data folder; ``project`` keeps those run inside it."""
 
     agent = AGENT
 
-    def __init__(self, root: Path) -> None:
-        root = root.expanduser()
-        # Accept the data folder too (…/opencode), not only its storage subfolder.
-        if not (root / "message").is_dir() and (root / "storage" / "message").is_dir():
-            root = root / "storage"
-        self.root = root
-        self._session_index: dict[str, Path] | None = None
-
-    def _sessions(self) -> dict[str, Path]:
-        """Session id → its ``session/<project>/<id>.json`` file, read once per source."""
-        if self._session_index is None:
-            self._session_index = {p.stem: p for p in _json_files(self.root / "session", depth=2)}
-        return self._session_index
+    def __init__(self, root: Path, project: Path | None = None) -> None:
+        self.root = root.expanduser()
+        db_path, storage = locate(self.root)
+        self.database = OpenCodeDatabase(db_path, project)
+        self.tree = OpenCodeTree(storage, project)
 
     def discover(self) -> tuple[list[SessionRef], list[str]]:
+        refs: list[SessionRef] = []
         warnings: list[str] = []
-        self._session_index = None  # storage may have changed since the last look
-        session_files = self._sessions()
-        message_root = self.root / "message"
-        ids = set(session_files)
-        if message_root.is_dir():
-            ids |= {d.name for d in message_root.iterdir() if d.is_dir()}
-        refs = []
-        for session_id in sorted(ids):
-            if not SAFE_ID.match(session_id):
-                warnings.append(f"opencode: session id {session_id[:40]!r} is not usable; skipped")
-                continue
-            files = self._session_files(session_id, session_files.get(session_id))
-            entries = []
-            for path in files:
-                try:
-                    st = path.stat()
-                except OSError:
-                    continue  # removed while we looked: the next run sees the new state
-                entries.append((path.relative_to(self.root).as_posix(), st.st_size, st.st_mtime_ns))
-            refs.append(
-                SessionRef(AGENT, session_id, message_root / session_id, fingerprint(entries))
-            )
+        if self.database.path.is_file():
+            refs, warnings = self.database.discover()
+        if self.tree.root.is_dir():
+            known = {r.session_id for r in refs}
+            legacy, more = self.tree.discover()
+            refs += [r for r in legacy if r.session_id not in known]
+            warnings += more
         return refs, warnings
 
-    def _session_files(self, session_id: str, session_file: Path | None) -> list[Path]:
-        files = [session_file] if session_file else []
-        messages = _json_files(self.root / "message" / session_id, depth=1)
-        files += messages
-        for message in messages:
-            files += _json_files(self.root / "part" / message.stem, depth=1)
-        return files
-
     def load(self, ref: SessionRef) -> Transcript:
-        transcript = Transcript(agent=AGENT, session_id=ref.session_id)
-        session_file = self._sessions().get(ref.session_id)
-        if session_file is not None:
-            info = _read_json(session_file, transcript.warnings, self.root)
-            if isinstance(info, dict):
-                title = info.get("title")
-                if isinstance(title, str):
-                    transcript.title = clean_text(title) or None
-                directory = info.get("directory")
-                transcript.project = directory if isinstance(directory, str) else None
-        message_dir = self.root / "message" / ref.session_id
-        if session_file is None and not message_dir.is_dir():
-            raise TranscriptError(f"opencode session {ref.session_id} no longer exists")
-        messages = []
-        for path in _json_files(message_dir, depth=1):
-            data = _read_json(path, transcript.warnings, self.root)
-            if isinstance(data, dict):
-                messages.append((path, data))
-        messages.sort(key=lambda pair: (_created(pair[1]), pair[0].stem))
-        for path, message in messages:
-            role = message.get("role")
-            if role not in ("user", "assistant"):
-                continue
-            text = self._message_text(path.stem, message, transcript.warnings)
-            if text:
-                transcript.turns.append(
-                    Turn(
-                        role=role,
-                        text=text,
-                        timestamp=iso_from_millis(_created(message)),
-                        message_id=path.stem,
-                    )
-                )
-        return transcript
-
-    def _message_text(self, message_id: str, message: dict[str, Any], warnings: list[str]) -> str:
-        parts: list[dict[str, Any]] = []
-        inline = message.get("parts")  # older versions kept the parts inside the message
-        if isinstance(inline, list):
-            parts += [p for p in inline if isinstance(p, dict)]
-        # Part ids grow with time, so file name order is the order they were written in.
-        for path in _json_files(self.root / "part" / message_id, depth=1):
-            data = _read_json(path, warnings, self.root)
-            if isinstance(data, dict):
-                parts.append(data)
-        texts = [
-            clean_text(p["text"])
-            for p in parts
-            if p.get("type") == "text"
-            and isinstance(p.get("text"), str)
-            and not p.get("synthetic")
-            and not p.get("ignored")
-        ]
-        return "\n\n".join(t for t in texts if t)
-
-
-def _json_files(folder: Path, *, depth: int) -> list[Path]:
-    if not folder.is_dir():
-        return []
-    pattern = "*.json" if depth == 1 else "*/*.json"
-    return sorted(p for p in folder.glob(pattern) if p.is_file())
-
-
-def _read_json(path: Path, warnings: list[str], root: Path) -> Any:
-    try:
-        return json.loads(path.read_bytes())
-    except (OSError, ValueError) as exc:
-        reason = "unreadable" if isinstance(exc, OSError) else "not valid JSON (partial write?)"
-        warnings.append(f"opencode: {path.relative_to(root).as_posix()} is {reason}; skipped")
-        return None
-
-
-def _created(message: dict[str, Any]) -> float:
-    time = message.get("time")
-    value = time.get("created") if isinstance(time, dict) else None
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+        if ref.path.suffix == ".db":  # the database the session was found in
+            return OpenCodeDatabase(ref.path).load(ref)
+        return self.tree.load(ref)

@@ -31,14 +31,15 @@ SOURCE = "sessions"
 def session_sources(config: EngramConfig) -> list[SessionSource]:
     """The transcript folders ``[sessions]`` asks for (agent defaults when unset)."""
     cfg = config.sessions
+    project = config.root.resolve() if cfg.scope == "project" else None
     sources: list[SessionSource] = []
     for agent in cfg.agents:
         if agent == "opencode":
             root = config.resolve(cfg.opencode_dir) if cfg.opencode_dir else opencode.default_root()
-            sources.append(opencode.OpenCodeSource(root))
+            sources.append(opencode.OpenCodeSource(root, project))
         else:
             root = config.resolve(cfg.claude_dir) if cfg.claude_dir else claude_code.default_root()
-            sources.append(claude_code.ClaudeCodeSource(root))
+            sources.append(claude_code.ClaudeCodeSource(root, project))
     return sources
 
 
@@ -76,7 +77,7 @@ def sync_sessions(
         if doc.metadata.get("source") == SOURCE
     }
     for source in sources:
-        if not source.root.is_dir():
+        if not source.root.exists():
             report.warnings.append(
                 f"{source.agent}: no transcripts at {source.root} (set [sessions] "
                 f"{'opencode_dir' if source.agent == 'opencode' else 'claude_dir'})"

@@ -1,0 +1,113 @@
+"""Capture that outlives the host: hosts kill a session-end hook on exit (Claude Code gives it
+little time), so the hook only starts this process and returns. It runs in its own session
+(a signal to the host's process group does not reach it), writes to the project's capture log,
+holds a lock so two captures of one project never run at once, and gives the work its own time
+cap (the worker is killed, with everything it started, when it runs over).
+
+A hook that finds the lock taken leaves a marker instead; the running capture sees it when it
+finishes and goes round once more, so the later session's turns are not left behind.
+``python -P -m engram.hosts.detached JOB`` (JOB: the worker's job as JSON)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from engram.hosts.child import run_worker
+
+CAPTURE_TIMEOUT = 600.0  # seconds one round of indexing and capture may take, at most
+ROUNDS = 3  # at most this many rounds when later hooks asked for more while one ran
+LOCK = "capture.lock"
+PID = "capture.pid"
+AGAIN = "capture.again"
+LOG = "capture.log"
+
+
+def state_dir(project: Path) -> Path:
+    """Where the lock, pid file, marker and log live: the project's ``.engram`` folder."""
+    return project / ".engram"
+
+
+def spawn(job: dict[str, Any], project: Path) -> subprocess.Popen[bytes]:
+    """Start the detached capture for ``project``; returns at once."""
+    folder = state_dir(project)
+    folder.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-P", "-m", "engram.hosts.detached", json.dumps(job)]
+    with (folder / LOG).open("ab") as log:
+        options: dict[str, Any] = (
+            {"start_new_session": True}
+            if os.name == "posix"
+            else {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
+        )
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            cwd=project,
+            close_fds=True,
+            **options,
+        )
+
+
+def log(message: str) -> None:
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
+    print(f"{stamp} [{os.getpid()}] {message}", flush=True)
+
+
+def run(job: dict[str, Any]) -> int:
+    """Take the lock (or leave the marker and go), then capture until nobody asks for more."""
+    folder = state_dir(Path(job["project"]))
+    lock = FileLock(folder / LOCK)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        (folder / AGAIN).touch()
+        log(f"{job['event']}: a capture is already running here; it will take this one's turns")
+        return 0
+    try:
+        (folder / PID).write_text(str(os.getpid()), encoding="utf-8")
+        for _ in range(ROUNDS):
+            with contextlib.suppress(FileNotFoundError):
+                (folder / AGAIN).unlink()
+            started = time.monotonic()
+            cap = float(job.get("capture_timeout") or CAPTURE_TIMEOUT)
+            result = run_worker({**job, "event": "capture"}, Path(job["cwd"]), cap)
+            took = f"{time.monotonic() - started:.1f} s"
+            if result.get("ok"):
+                for note in result.get("notes") or []:
+                    log(f"warning: {note}")
+                log(f"{job['event']}: {result.get('summary', 'done')} ({took})")
+            else:
+                log(f"{job['event']}: capture failed: {result.get('error')} ({took})")
+            if not (folder / AGAIN).exists():
+                break
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            (folder / PID).unlink()
+        lock.release()
+    return 0
+
+
+def main() -> int:
+    if hasattr(os, "nice"):  # background work: the host's own hooks (recall) go first
+        with contextlib.suppress(OSError):
+            os.nice(10)
+    try:
+        return run(json.loads(sys.argv[1]))
+    except BaseException as exc:  # a detached process has nobody to tell but its log
+        log(f"capture failed: {type(exc).__name__}: {exc}")
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
