@@ -50,20 +50,20 @@ memory.close()
 print(calls)
 """
 
-V1 = {
+V1: dict[str, str | bytes] = {
     "notes/a.md": (
         "# Alpha\n\nThe alpha service runs on port 8080.\n\n## Owners\n\nAlice owns it.\n"
     ),
     "notes/b.md": "# Beta\n\nBeta stays the same in every version.\n",
     "notes/c.md": "# Gamma\n\nGamma is removed in the second version.\n",
 }
-V2 = {
+V2: dict[str, str | bytes] = {
     "notes/a.md": (
         "# Alpha\n\nThe alpha service runs on port 9090.\n\n## Zebracorn\n\n"
         "The zebracorn migration moved it.\n\n## Owners\n\nBob owns it now.\n"
     ),
 }
-V3 = {
+V3: dict[str, str | bytes] = {
     "notes/a.md": (
         "# Alpha\n\nThe alpha service runs on port 7070.\n\n## Owners\n\nCarol owns it.\n"
     ),

@@ -15,7 +15,7 @@ from typing import Any
 import pluggy
 
 from engram import capture as capturing
-from engram import memories
+from engram import memories, recovery
 from engram import recall as recalling
 from engram.cache import CachedEmbedder, EmbeddingCache
 from engram.chunking import Chunker
@@ -76,6 +76,7 @@ class Memory:
         self.store = store
         self.embedder = embedder
         self.searcher = searcher
+        self.notices: list[str] = []  # said once when opened (an index rebuilt after damage)
         # What the feature modules (memories, capture, recall, sessions) work with.
         self.writer = Writer(
             config, store, embedder, lambda: build_part(config, registry, "extractor")
@@ -91,7 +92,7 @@ class Memory:
     ) -> Memory:
         config = config or load_config(overrides)
         registry = build_registry(plugin_manager or get_plugin_manager())
-        store = build_part(config, registry, "store")
+        store, damaged = recovery.open_store(config, registry)
         try:
             inner: Embedder = build_part(config, registry, "embedder")
             cache = (
@@ -101,7 +102,10 @@ class Memory:
         except BaseException:
             store.close()
             raise
-        return cls(config, registry, store, CachedEmbedder(inner, cache), searcher)
+        memory = cls(config, registry, store, CachedEmbedder(inner, cache), searcher)
+        if damaged is not None:
+            memory.notices.append(recovery.rebuild(damaged, memory))
+        return memory
 
     # -- lifecycle -----------------------------------------------------------------------------
     def close(self) -> None:

@@ -27,10 +27,15 @@ def run_job(job: dict[str, Any]) -> Result:
     with Memory.open(config) as memory:
         if job["event"] == "session-start":
             recall = memory.recall(None)
-            return {"ok": True, "text": recall.text, "notes": list(recall.warnings)}
+            notes = [*memory.notices, *recall.warnings]
+            return {"ok": True, "text": recall.text, "notes": notes}
         report = memory.index_sessions()
         captured = memory.capture_sessions()
-        notes = [*report.warnings, *(f"capture failed: {f}" for f in captured.failed)]
+        notes = [
+            *memory.notices,
+            *report.warnings,
+            *(f"capture failed: {f}" for f in captured.failed),
+        ]
         notes += captured.warnings
         summary = f"{report.summary().replace(' files', ' sessions')}; {captured.summary()}"
         return {"ok": True, "text": "", "notes": notes, "summary": summary}
