@@ -5,6 +5,7 @@ its screenshots checked for content: the page's size, and more than a blank page
 from __future__ import annotations
 
 import contextlib
+import http.client
 import io
 import shutil
 import signal
@@ -12,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -238,6 +240,42 @@ def test_ctrl_c_stops_it_like_any_command(
     _, err = server.communicate(timeout=30)
     assert server.returncode == 130 and "Traceback" not in err
     assert not (project / ".engram" / "dashboard.json").exists() and not healthy(url)
+
+
+def test_sigterm_stops_it_like_ctrl_c(
+    dashboard: tuple[str, subprocess.Popen[str]], project: Path
+) -> None:
+    url, server = dashboard
+    assert (project / ".engram" / "dashboard.json").is_file()
+    server.send_signal(signal.SIGTERM)
+    _, err = server.communicate(timeout=30)
+    assert server.returncode == 130 and "Traceback" not in err
+    assert not (project / ".engram" / "dashboard.json").exists() and not healthy(url)
+
+
+def get_with_host(url: str, path: str, host: str) -> tuple[int, bytes]:
+    """A request as a rebinding page would send it: to our address, another name in Host."""
+    parsed = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parsed.hostname or "", parsed.port, timeout=30)
+    try:
+        conn.putrequest("GET", path, skip_host=True)
+        conn.putheader("Host", host)
+        conn.endheaders()
+        answer = conn.getresponse()
+        return answer.status, answer.read()
+    finally:
+        conn.close()
+
+
+def test_a_foreign_host_header_is_400_dns_rebinding(
+    dashboard: tuple[str, subprocess.Popen[str]],
+) -> None:
+    url, _ = dashboard
+    port = url.rsplit(":", 1)[1]
+    status, body = get_with_host(url, "/api/memories", f"evil.example:{port}")
+    assert status == 400 and b"Tuesdays" not in body
+    status, body = get_with_host(url, "/api/memories", f"localhost:{port}")
+    assert status == 200 and b"Tuesdays" in body
 
 
 def test_a_port_held_by_another_program_is_named(project: Path) -> None:
