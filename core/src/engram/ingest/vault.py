@@ -26,8 +26,14 @@ class VaultFile:
 
 def document_id_for(path: Path, project_root: Path) -> str:
     """Paths inside the project are stored relative to it (portable); others absolutely."""
+    return _relative_id(path, project_root.resolve())
+
+
+def _relative_id(path: Path, resolved_root: Path) -> str:
+    """``document_id_for`` with the project root already resolved (once per discovery, not per
+    file: resolving is a system call per path component)."""
     try:
-        return path.relative_to(project_root.resolve()).as_posix()
+        return path.relative_to(resolved_root).as_posix()
     except ValueError:
         return path.as_posix()
 
@@ -48,6 +54,7 @@ def discover(
     include_spec = PathSpec.from_lines("gitignore", include)
     exclude_spec = PathSpec.from_lines("gitignore", exclude)
     found: dict[Path, VaultFile] = {}
+    project = project_root.resolve()
     for raw_root in roots:
         root = raw_root.expanduser().resolve()
         if not root.exists():
@@ -56,13 +63,13 @@ def discover(
             )
         if root.is_file():
             found.setdefault(
-                root, VaultFile(root, root.parent, document_id_for(root, project_root))
+                root, VaultFile(root, root.parent, _relative_id(root, project))
             )
             continue
         for path in _walk(root, respect_gitignore):
             rel = path.relative_to(root).as_posix()
             if include_spec.match_file(rel) and not exclude_spec.match_file(rel):
-                found.setdefault(path, VaultFile(path, root, document_id_for(path, project_root)))
+                found.setdefault(path, VaultFile(path, root, _relative_id(path, project)))
     return sorted(found.values(), key=lambda f: f.document_id)
 
 
