@@ -62,9 +62,7 @@ def discover(
                 f"vault path {raw_root} does not exist; check vault.paths or the path you gave"
             )
         if root.is_file():
-            found.setdefault(
-                root, VaultFile(root, root.parent, _relative_id(root, project))
-            )
+            found.setdefault(root, VaultFile(root, root.parent, _relative_id(root, project)))
             continue
         for path in _walk(root, respect_gitignore):
             rel = path.relative_to(root).as_posix()
