@@ -68,7 +68,7 @@ def sync_files(
     """Bring the store in line with ``files`` (everything found under ``roots``)."""
     started = time.perf_counter()
     report = IndexReport(dry_run=dry_run)
-    resolved = [root.resolve() for root in roots]
+    resolved = [root.resolve().as_posix() for root in roots]
     known = {
         doc_id: doc
         for doc_id, doc in store.list_documents().items()
@@ -127,9 +127,15 @@ def _changed_text(
     got = read_text(file, max_file_bytes)
     if isinstance(got, Skipped) or old is None or old.hash != got[1]:
         return got
-    if store is not None and stat is not None and old.metadata.get("stat") != stat:
+    if store is not None and stat is not None and _restamp(old, stat):
         store.put_document(_restamped(old, stat))
     return None
+
+
+def _restamp(old: Document, stat: list[int]) -> bool:
+    """Whether an unchanged file's record needs its stat written: it changed, or the file was
+    racily clean and is now old enough to be trusted (else it would be hashed every run)."""
+    return old.metadata.get("stat") != stat or stat[1] / 1e9 + STABLE_S <= time.time()
 
 
 def stat_of(path: Path) -> list[int] | None:
@@ -173,9 +179,12 @@ def _record(file: VaultFile, stat: list[int] | None) -> dict[str, object]:
     return record
 
 
-def _under(doc: Document, resolved_roots: Sequence[Path]) -> bool:
+def _under(doc: Document, resolved_roots: Sequence[str]) -> bool:
+    """The record's file lies under one of the roots (posix strings; compared as text, since
+    this runs once per record of the store)."""
     path = doc.metadata.get("path")
     if not isinstance(path, str):
         return False
-    p = Path(path)
-    return any(p == r or p.is_relative_to(r) for r in resolved_roots)
+    return any(
+        path == r or path.startswith(r if r.endswith("/") else r + "/") for r in resolved_roots
+    )
