@@ -139,10 +139,11 @@ class Collection:
         return self._writer.embedder.dimension
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        return self._writer.embedder.embed(list(texts), "document")
+        checked = [files.check_text("text to embed", t) for t in texts]
+        return self._writer.embedder.embed(checked, "document")
 
     def embed_query(self, text: str) -> list[float]:
-        return self._writer.embedder.embed([text], "query")[0]
+        return self._writer.embedder.embed([files.check_text("query", text)], "query")[0]
 
     def search(
         self,
@@ -156,6 +157,7 @@ class Collection:
         metadata keys. ``vector`` mode scores by cosine similarity and keeps every hit, as a
         vector store does; ``hybrid`` is engram's search, ``[search] min_score`` included. An
         embedder that is down degrades both to keyword search (logged), like any search."""
+        files.check_text("query", query)
         if mode == "vector":
             try:
                 vector = self.embed_query(query)
@@ -223,7 +225,7 @@ class Collection:
             )
 
     def _path(self, document_id: str) -> Path:
-        return self.folder / files.file_name(document_id)
+        return self.folder / files.file_name(files.check_id(document_id))
 
     def _document_id(self, path: Path) -> str:
         return document_id_for(path, self._writer.root)

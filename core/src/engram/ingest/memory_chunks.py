@@ -17,6 +17,7 @@ from typing import Any
 from engram.chunking import Chunker, ChunkSpan, chunk_ids
 from engram.collection_files import chunk_fields
 from engram.ingest.sync import SOURCE
+from engram.memory_fields import check_fields
 from engram.memory_files import status_of
 from engram.models import Chunk
 from engram.scopes import MemoryFolder, folder_of
@@ -37,6 +38,7 @@ def scoped_chunks(
         if folder is None or not chunks:
             return chunks, warnings
         extra = {"memory_scope": folder.scope, "live": status_of(chunks[0].metadata) == "live"}
+        warnings = [*warnings, *check_fields(chunks[0].metadata)]
         return [
             c.model_copy(update={"metadata": {**c.metadata, **extra}}) for c in chunks
         ], warnings
