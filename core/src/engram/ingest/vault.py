@@ -29,11 +29,11 @@ def document_id_for(path: Path, project_root: Path) -> str:
     return _relative_id(path, project_root.resolve())
 
 
-def _relative_id(path: Path | str, resolved_root: Path) -> str:
+def _relative_id(path: Path | str, resolved_root: Path | str) -> str:
     """``document_id_for`` with the project root already resolved (once per discovery, not per
     file), by string: a no-op re-index must cost little more than a stat per file."""
     text = path if isinstance(path, str) else path.as_posix()
-    root = resolved_root.as_posix()
+    root = resolved_root if isinstance(resolved_root, str) else resolved_root.as_posix()
     if text == root:
         return "."
     prefix = root if root.endswith("/") else root + "/"
@@ -56,7 +56,7 @@ def discover(
     include_spec = PathSpec.from_lines("gitignore", include)
     exclude_spec = PathSpec.from_lines("gitignore", exclude)
     found: dict[Path, VaultFile] = {}
-    project = project_root.resolve()
+    project = project_root.resolve().as_posix()
     for raw_root in roots:
         root = raw_root.expanduser().resolve()
         if not root.exists():
@@ -70,7 +70,8 @@ def discover(
         for full, rel in _walk(root, respect_gitignore):
             if include_spec.match_file(rel) and not (excluding and exclude_spec.match_file(rel)):
                 path = Path(full)
-                found.setdefault(path, VaultFile(path, root, _relative_id(full, project)))
+                posix = full if os.sep == "/" else full.replace(os.sep, "/")
+                found.setdefault(path, VaultFile(path, root, _relative_id(posix, project)))
     return sorted(found.values(), key=lambda f: f.document_id)
 
 
