@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import io
+import re
 import shutil
 import signal
 import socket
@@ -177,6 +178,31 @@ def test_search_in_a_real_browser_finds_the_stored_memory(
     results = browser.find_element(By.ID, "results").text
     assert MEMORY in results and "memory/decision/" in results
     assert_not_blank(screenshot(browser, tmp_path, "dashboard-search.png"), browser)
+
+
+def test_at_400_px_a_hit_links_to_its_memory_and_times_are_local(
+    dashboard: tuple[str, subprocess.Popen[str]], browser: webdriver.Chrome, tmp_path: Path
+) -> None:
+    url, _ = dashboard
+    browser.set_window_size(400, 900)
+    for path in ("/?q=when+do+deploys+go+out", "/index", "/usage", "/activity"):
+        browser.get(f"{url}{path}")
+        wide, inner = browser.execute_script(
+            "return [document.documentElement.scrollWidth, window.innerWidth]"
+        )
+        assert wide <= inner, f"{path} scrolls sideways at 400 px ({wide} > {inner})"
+    browser.get(f"{url}/?q=when+do+deploys+go+out")
+    image = screenshot(browser, tmp_path, "dashboard-400px.png")
+    assert_not_blank(image, browser)
+    assert image.width <= 400 * 2  # the device pixel ratio may double it, never wider
+    link = browser.find_element(By.CSS_SELECTOR, "#results .hit a")
+    link.click()
+    WebDriverWait(browser, 30).until(lambda d: "/memory/" in d.current_url)
+    main = browser.find_element(By.TAG_NAME, "main").text
+    assert MEMORY in main
+    stamp = browser.find_element(By.CSS_SELECTOR, "main table time")
+    assert stamp.get_attribute("datetime")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d( \S+)?", stamp.text), stamp.text  # not ISO
 
 
 def test_usage_page_draws_the_plot(
