@@ -34,7 +34,8 @@ def memory(open_memory: MemoryFactory, tmp_path: Path) -> Memory:
 
 @pytest.fixture
 def client(memory: Memory) -> Iterator[TestClient]:
-    with TestClient(build_app(DashboardData(memory))) as test_client:
+    app = build_app(DashboardData(memory))
+    with TestClient(app, base_url="http://127.0.0.1:8765") as test_client:
         yield test_client
 
 
@@ -212,3 +213,15 @@ def test_without_the_extra_the_command_says_what_to_install(tmp_path: Path) -> N
     )
     assert result.returncode == 1 and "pip install 'engram[dashboard]'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8765", "127.0.0.1.evil.example"])
+def test_a_foreign_host_header_is_refused_before_any_page(client: TestClient, host: str) -> None:
+    for url in ("/api/memories", "/api/search?q=billing", "/", "/api/health"):
+        answer = client.get(url, headers={"Host": host})
+        assert answer.status_code == 400 and "billing" not in answer.text.lower()
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:8765", "localhost:8765", "[::1]:8765", "LOCALHOST"])
+def test_loopback_names_are_served(client: TestClient, host: str) -> None:
+    assert client.get("/api/memories", headers={"Host": host}).status_code == 200

@@ -5,13 +5,16 @@ its screenshots checked for content: the page's size, and more than a blank page
 from __future__ import annotations
 
 import contextlib
+import http.client
 import io
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -177,6 +180,31 @@ def test_search_in_a_real_browser_finds_the_stored_memory(
     assert_not_blank(screenshot(browser, tmp_path, "dashboard-search.png"), browser)
 
 
+def test_at_400_px_a_hit_links_to_its_memory_and_times_are_local(
+    dashboard: tuple[str, subprocess.Popen[str]], browser: webdriver.Chrome, tmp_path: Path
+) -> None:
+    url, _ = dashboard
+    browser.set_window_size(400, 900)
+    for path in ("/?q=when+do+deploys+go+out", "/index", "/usage", "/activity"):
+        browser.get(f"{url}{path}")
+        wide, inner = browser.execute_script(
+            "return [document.documentElement.scrollWidth, window.innerWidth]"
+        )
+        assert wide <= inner, f"{path} scrolls sideways at 400 px ({wide} > {inner})"
+    browser.get(f"{url}/?q=when+do+deploys+go+out")
+    image = screenshot(browser, tmp_path, "dashboard-400px.png")
+    assert_not_blank(image, browser)
+    assert image.width <= 400 * 2  # the device pixel ratio may double it, never wider
+    link = browser.find_element(By.CSS_SELECTOR, "#results .hit a")
+    link.click()
+    WebDriverWait(browser, 30).until(lambda d: "/memory/" in d.current_url)
+    main = browser.find_element(By.TAG_NAME, "main").text
+    assert MEMORY in main
+    stamp = browser.find_element(By.CSS_SELECTOR, "main table time")
+    assert stamp.get_attribute("datetime")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d( \S+)?", stamp.text), stamp.text  # not ISO
+
+
 def test_usage_page_draws_the_plot(
     dashboard: tuple[str, subprocess.Popen[str]], browser: webdriver.Chrome, tmp_path: Path
 ) -> None:
@@ -238,6 +266,42 @@ def test_ctrl_c_stops_it_like_any_command(
     _, err = server.communicate(timeout=30)
     assert server.returncode == 130 and "Traceback" not in err
     assert not (project / ".engram" / "dashboard.json").exists() and not healthy(url)
+
+
+def test_sigterm_stops_it_like_ctrl_c(
+    dashboard: tuple[str, subprocess.Popen[str]], project: Path
+) -> None:
+    url, server = dashboard
+    assert (project / ".engram" / "dashboard.json").is_file()
+    server.send_signal(signal.SIGTERM)
+    _, err = server.communicate(timeout=30)
+    assert server.returncode == 130 and "Traceback" not in err
+    assert not (project / ".engram" / "dashboard.json").exists() and not healthy(url)
+
+
+def get_with_host(url: str, path: str, host: str) -> tuple[int, bytes]:
+    """A request as a rebinding page would send it: to our address, another name in Host."""
+    parsed = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parsed.hostname or "", parsed.port, timeout=30)
+    try:
+        conn.putrequest("GET", path, skip_host=True)
+        conn.putheader("Host", host)
+        conn.endheaders()
+        answer = conn.getresponse()
+        return answer.status, answer.read()
+    finally:
+        conn.close()
+
+
+def test_a_foreign_host_header_is_400_dns_rebinding(
+    dashboard: tuple[str, subprocess.Popen[str]],
+) -> None:
+    url, _ = dashboard
+    port = url.rsplit(":", 1)[1]
+    status, body = get_with_host(url, "/api/memories", f"evil.example:{port}")
+    assert status == 400 and b"Tuesdays" not in body
+    status, body = get_with_host(url, "/api/memories", f"localhost:{port}")
+    assert status == 200 and b"Tuesdays" in body
 
 
 def test_a_port_held_by_another_program_is_named(project: Path) -> None:

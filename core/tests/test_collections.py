@@ -3,6 +3,7 @@ the caller's metadata keys, and restored by a rebuild."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -209,3 +210,43 @@ def test_chunks_carry_short_filter_fields_not_the_whole_metadata(
     assert "meta_blob" not in chunk.metadata and "metadata" not in chunk.metadata
     assert "meta_nested" not in chunk.metadata
     assert col.get(["x"])[0].metadata == {"blob": long, "k": "v", "nested": {"a": 1}}
+
+
+@pytest.mark.parametrize(
+    "bad_id", ["a<private>secret</private>b", "<PRIVATE>secret", "x< /private >y"]
+)
+def test_an_id_with_a_private_tag_is_refused_by_every_call(
+    open_memory: MemoryFactory, tmp_path: Path, bad_id: str
+) -> None:
+    coll = open_memory().collection("docs")
+    coll.add([CollectionDocument(id="kept", text="kept text")])
+    for call in (
+        lambda: coll.add([CollectionDocument(id=bad_id, text="t")]),
+        lambda: coll.get([bad_id]),
+        lambda: coll.delete(["kept", bad_id]),
+    ):
+        with pytest.raises(InvalidMemory, match="private") as info:
+            call()
+        assert "secret" not in str(info.value)
+    assert coll.ids() == ["kept"]  # the delete refused before removing anything
+    stored = "".join(p.read_text(encoding="utf-8") for p in tmp_path.rglob("*.md"))
+    assert "secret" not in stored and "private" not in stored.lower()
+
+
+def test_a_lone_surrogate_is_a_clear_error_in_every_call(open_memory: MemoryFactory) -> None:
+    coll = open_memory().collection("docs")
+    coll.add([CollectionDocument(id="kept", text="kept text")])
+    bad = "bad\ud800id"
+    calls: dict[str, Callable[[], object]] = {
+        "add": lambda: coll.add([CollectionDocument(id=bad, text="t")]),
+        "get": lambda: coll.get([bad]),
+        "delete": lambda: coll.delete([bad]),
+        "search": lambda: coll.search(bad),
+        "vector search": lambda: coll.search(bad, mode="vector"),
+        "embed": lambda: coll.embed_documents([bad]),
+    }
+    for name, call in calls.items():
+        with pytest.raises(InvalidMemory, match="surrogate"):
+            call()
+        assert coll.ids() == ["kept"], name
+    assert coll.ids() == ["kept"]

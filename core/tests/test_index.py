@@ -3,6 +3,7 @@ forgiving."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,9 @@ def test_unchanged_vault_of_1000_files_embeds_nothing_and_touches_no_chunk(
     tmp_path: Path, open_memory: MemoryFactory
 ) -> None:
     vault = write_vault(tmp_path / "vault", {f"n/{i:04}.md": note(i) for i in range(1000)})
+    # Notes written earlier, as a vault's are: a file indexed within 2 s of being written is
+    # hashed once more on the next run and its record restamped (one record write, no chunk).
+    _age(list((vault / "n").iterdir()), 60)
     memory = open_memory()
     first = memory.index([vault])
     assert (first.new, first.changed, first.unchanged) == (1000, 0, 0)
@@ -194,3 +198,67 @@ def test_embedder_failure_keeps_keyword_search_and_next_run_embeds_what_is_missi
     again = memory.index([vault])
     assert again.changed == 1 and again.pending_embeddings == 0 and again.texts_embedded >= 1
     assert memory.search("resilient indexing", mode="vector").hits
+
+
+def _age(paths: Sequence[Path], seconds: float) -> None:
+    """Set the files' mtime ``seconds`` in the past (as files not edited during indexing)."""
+    for path in paths:
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - int(seconds * 1e9)))
+
+
+def _same_size_edit(path: Path, word: str, keep_mtime: bool) -> None:
+    """Replace "This" in the note with ``word`` (four letters), in place, same size."""
+    st = path.stat()
+    old = path.read_text(encoding="utf-8")
+    new = old.replace("This", word, 1)
+    assert len(new.encode()) == len(old.encode()) and new != old
+    with open(path, "r+", encoding="utf-8") as handle:  # same inode
+        handle.write(new)
+    if keep_mtime:
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_a_file_whose_stat_is_unchanged_is_not_read(
+    tmp_path: Path, open_memory: MemoryFactory
+) -> None:
+    vault = write_vault(tmp_path / "vault", {f"n/{i}.md": note(i) for i in range(5)})
+    _age(list((vault / "n").iterdir()), 60)
+    memory = open_memory()
+    memory.index([vault])
+    # Same size, same mtime, same inode: the record's stat says unchanged, so the file is not
+    # read (a tool that hides its edits this way is not seen, as with make or git).
+    _same_size_edit(vault / "n" / "0.md", "Xylo", keep_mtime=True)
+    again = memory.index([vault])
+    assert (again.changed, again.unchanged) == (0, 5)
+    # Any stat change falls back to the content hash: a real edit is indexed...
+    _same_size_edit(vault / "n" / "1.md", "Yarn", keep_mtime=False)
+    edited = memory.index([vault])
+    assert (edited.changed, edited.unchanged) == (1, 4)
+    assert memory.store.keyword_search("Yarn", 5)
+    # ...and a touch (same content) is not, though its record learns the new stat.
+    (vault / "n" / "2.md").touch()
+    touched = memory.index([vault])
+    assert (touched.changed, touched.unchanged, touched.chunks_written) == (0, 5, 0)
+    stat = memory.store.list_documents()["vault/n/2.md"].metadata["stat"]
+    assert isinstance(stat, list) and stat[1] == (vault / "n" / "2.md").stat().st_mtime_ns
+
+
+def test_a_file_edited_right_after_its_indexing_is_hashed_not_trusted(
+    tmp_path: Path, open_memory: MemoryFactory
+) -> None:
+    vault = write_vault(tmp_path / "vault", {"n/fresh.md": note(1)})
+    memory = open_memory()
+    memory.index([vault])  # its mtime is within STABLE_S of the indexing: racily clean
+    _same_size_edit(vault / "n" / "fresh.md", "Zarf", keep_mtime=True)
+    again = memory.index([vault])
+    assert again.changed == 1 and memory.store.keyword_search("Zarf", 5)
+    # Once old enough, the racily clean file's record is restamped by the next run (so later
+    # runs trust its stat); the restamp writes the record only.
+    _age([vault / "n" / "fresh.md"], 60)
+    spy = CountingStore(memory.store)
+    memory.store = spy  # type: ignore[assignment]  # a delegating spy, not a Store class
+    settled = memory.index([vault])
+    assert (settled.changed, settled.unchanged) == (0, 1) and spy.writes == ["put_document"]
+    spy.writes.clear()
+    assert memory.index([vault]).unchanged == 1 and spy.writes == []

@@ -374,9 +374,40 @@ def _pipeline(results: dict[str, Any], images: dict[str, str]) -> list[str]:
             ]
         )
     lines.append(table(["store", "first run", "no-op re-run", "1% changed"], rows))
+    lines += _noop_floor(pipe)
     if "pipeline" in images:
         lines += ["", f"![pipeline]({images['pipeline']})"]
     return lines
+
+
+def _noop_floor(pipe: dict[str, Any]) -> list[str]:
+    """The no-op re-index and a one-file edit against ``os.walk`` + ``stat`` of the vault."""
+    rows = []
+    for st in pipe["stores"]:
+        f = st.get("noop_floor")
+        if not f:
+            continue
+        ok = f["noop_ratio"] is not None and f["noop_ratio"] <= f["target_ratio"]
+        rows.append(
+            [
+                st["store"],
+                f"{f['floor_seconds'] * 1000:.1f} ms",
+                f"{f['noop_seconds'] * 1000:.1f} ms ({f['noop_ratio']:.2f}x, "
+                f"{'within' if ok else 'over'} {f['target_ratio']}x)",
+                f"{f['edit_seconds'] * 1000:.1f} ms (budget {f['edit_budget_seconds'] * 1000:.1f}"
+                f" ms: floor x {f['target_ratio']} + {f['edit_embedding_seconds'] * 1000:.1f} ms "
+                "embedding)",
+            ]
+        )
+    if not rows:
+        return []
+    header = ["store", "walk + stat floor", "no-op re-index", "1 file edited"]
+    return [
+        "",
+        f"No-op re-index of {pipe['files']} files against its floor (same run):",
+        "",
+        table(header, rows),
+    ]
 
 
 def render_markdown(results: dict[str, Any], images: dict[str, str]) -> str:

@@ -51,6 +51,9 @@ _SLUG_LENGTH = 40
 MAX_FILTER_STRING = 512
 
 
+_PRIVATE_TAG = re.compile(r"<\s*/?\s*private\s*>", re.IGNORECASE)
+
+
 def check_name(name: str) -> str:
     """A collection name is a folder name: letters, digits, ``_`` and ``-``."""
     if not NAME_PATTERN.match(name):
@@ -59,6 +62,35 @@ def check_name(name: str) -> str:
             "starting with a letter or digit"
         )
     return name
+
+
+def check_id(document_id: str) -> str:
+    """A document id as every collection call takes it: UTF-8 text without a ``<private>``
+    tag. An id is stored in the file's name and frontmatter and in the index, so private text
+    cannot be part of one (it is refused, not stripped: two ids differing only in a private
+    span would become one, and the second would overwrite the first)."""
+    if not isinstance(document_id, str):
+        raise InvalidMemory(f"a document id is text, got {type(document_id).__name__}")
+    _check_encodable(strip_private(document_id)[:80], [document_id])
+    if _PRIVATE_TAG.search(document_id):
+        raise InvalidMemory(
+            f"document id {strip_private(document_id)[:80]!r} holds a <private> tag; ids are "
+            "stored in file names, frontmatter and the index, so they cannot hold private "
+            "text: use an id without it"
+        )
+    return document_id
+
+
+def check_text(what: str, text: str) -> str:
+    """A query or other text given to a collection: UTF-8 text (a clear error otherwise)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidMemory(
+            f"the {what} holds a lone surrogate character, which UTF-8 cannot store; decode "
+            "the text properly first"
+        ) from None
+    return text
 
 
 def file_name(document_id: str) -> str:

@@ -5,6 +5,8 @@ Every message names the problem and the fix, so a user never has to read a trace
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class EngramError(Exception):
     """Base of every error engram raises on purpose."""
@@ -76,3 +78,14 @@ class MemoryNotFound(EngramError):
 
 class InvalidMemory(EngramError):
     """A memory cannot be written as asked (nothing left after redaction, bad tag, bad name)."""
+
+
+class IndexDamaged(StoreError):
+    """The derived index cannot be read (not a database, truncated, malformed). ``files`` are
+    what to move aside so it can be made again from the markdown; empty when the store is not on
+    this machine (a server, object storage), and then the message says how to rebuild it."""
+
+    def __init__(self, message: str, *, detail: str, files: tuple[Path, ...] = ()) -> None:
+        super().__init__(message)
+        self.detail = detail
+        self.files = files

@@ -15,13 +15,14 @@ from typing import Any
 import pluggy
 
 from engram import capture as capturing
-from engram import memories
+from engram import memories, recovery
 from engram import recall as recalling
 from engram.cache import CachedEmbedder, EmbeddingCache
 from engram.chunking import Chunker
 from engram.collections import Collection
 from engram.config import EngramConfig, build_part, load_config
-from engram.errors import ConfigError, UnsafePath
+from engram.errors import ConfigError
+from engram.excerpts import excerpt_of, inside_vault
 from engram.filters import And, Filter, Ne, matches
 from engram.ingest.memory_chunks import MakeChunks
 from engram.ingest.report import IndexReport, Progress, merge_reports
@@ -79,6 +80,7 @@ class Memory:
         self.store = store
         self.embedder = embedder
         self.searcher = searcher
+        self.notices: list[str] = []  # said once when opened (an index rebuilt after damage)
         self.writer = Writer(
             config, store, embedder, lambda: build_part(config, registry, "extractor")
         )
@@ -93,7 +95,7 @@ class Memory:
     ) -> Memory:
         config = config or load_config(overrides)
         registry = build_registry(plugin_manager or get_plugin_manager())
-        store = build_part(config, registry, "store")
+        store, damaged = recovery.open_store(config, registry)
         try:
             inner: Embedder = build_part(config, registry, "embedder")
             cache = (
@@ -103,7 +105,10 @@ class Memory:
         except BaseException:
             store.close()
             raise
-        return cls(config, registry, store, CachedEmbedder(inner, cache), searcher)
+        memory = cls(config, registry, store, CachedEmbedder(inner, cache), searcher)
+        if damaged is not None:
+            memory.notices.append(recovery.rebuild(damaged, memory))
+        return memory
 
     # -- lifecycle -----------------------------------------------------------------------------
     def close(self) -> None:
@@ -446,39 +451,11 @@ class Memory:
         session = sessions.session_document(self.store, str(path))
         if session is not None:
             return sessions.session_excerpt(session, self.config, lines)
-        target = self.resolve_vault_path(path)
-        if not target.is_file():
-            raise UnsafePath(f"{path} is not a file in the vault; use a path from search results")
-        # Private spans are blanked (line breaks kept) so no line range can reveal them.
-        all_lines = strip_private(target.read_text(encoding="utf-8", errors="replace")).splitlines()
-        start, end = lines or (1, max(len(all_lines), 1))
-        if start < 1 or end < start:
-            raise ConfigError(
-                f"line range {start}:{end} is invalid; use START:END with 1 <= START <= END"
-            )
-        return Excerpt(
-            path=str(path),
-            start_line=start,
-            end_line=min(end, len(all_lines)),
-            total_lines=len(all_lines),
-            text="\n".join(all_lines[start - 1 : end]),
-        )
+        return excerpt_of(str(path), self.resolve_vault_path(path), lines)
 
     def resolve_vault_path(self, path: str | Path) -> Path:
-        raw = str(path)
-        if "\x00" in raw:
-            raise UnsafePath("path contains a NUL byte; refused")
-        candidate = Path(raw).expanduser()
-        if not candidate.is_absolute():
-            candidate = self.config.root / candidate
-        resolved = candidate.resolve()
-        roots = self.vault_roots()
-        if not any(resolved == r or resolved.is_relative_to(r) for r in roots):
-            allowed = ", ".join(str(r) for r in roots)
-            raise UnsafePath(
-                f"{path} is outside the vault ({allowed}); only vault files can be read"
-            )
-        return resolved
+        """``path`` (relative to the project, or absolute) resolved; ``UnsafePath`` outside."""
+        return inside_vault(path, self.config.root, self.vault_roots())
 
     def stats(self) -> dict[str, Any]:
         docs = self.store.list_documents()

@@ -33,6 +33,7 @@ import yaml
 from engram.chunking import read_frontmatter
 from engram.errors import InvalidMemory, UnsafePath
 from engram.ingest.vault import ALWAYS_SKIPPED_DIRS, document_id_for
+from engram.memory_fields import scalar_text
 from engram.models import HIDDEN_STATUSES, MemoryInfo
 from engram.redact import strip_private
 
@@ -316,7 +317,7 @@ def status_of(meta: dict[str, Any]) -> str:
     status = meta.get("status")
     if status in HIDDEN_STATUSES:
         return str(status)
-    return "superseded" if meta.get("superseded_by") else "live"
+    return "superseded" if scalar_text(meta.get("superseded_by")) else "live"
 
 
 def read_body(path: Path) -> str:
@@ -331,4 +332,4 @@ def _importance(value: object) -> float:
 
 
 def _opt_str(value: object) -> str | None:
-    return None if value is None else str(value)
+    return scalar_text(value)  # a list or mapping is ignored (memory_fields warns on index)

@@ -4,9 +4,10 @@ A store or embedder is built by its registered factory from a validated options 
 constructor signature is the plugin's own business.
 
 Besides the four, a part may offer optional capabilities that core uses when present and does
-without otherwise: ``Closes``, ``Optimizes``, ``Diagnoses``, ``HasOptions`` (any part), and
-``ChecksContradictions``, ``Condenses``, ``ReportsFailures`` (extractors). Each is a
-runtime-checkable protocol, so core asks ``isinstance(part, Optimizes)``, never ``getattr``.
+without otherwise: ``Closes``, ``Optimizes``, ``Diagnoses``, ``HasOptions`` (any part),
+``PrunesDocuments`` (stores), and ``ChecksContradictions``, ``Condenses``, ``ReportsFailures``
+(extractors). Each is a runtime-checkable protocol, so core asks
+``isinstance(part, Optimizes)``, never ``getattr``.
 """
 
 from __future__ import annotations
@@ -188,6 +189,16 @@ class Optimizes(Protocol):
     result is printed (its ``summary()`` when it has one) and returned as JSON."""
 
     def optimize(self) -> Any: ...
+
+
+@runtime_checkable
+class PrunesDocuments(Protocol):
+    """Optional for a store: delete every chunk of one document that is not in ``keep``, found
+    by the chunks' document id (not by any record). Indexing calls it after upserting a
+    document's new chunks, so chunks a crash left behind go with the next index; a store
+    without it has the document's chunks deleted before the upsert instead."""
+
+    def prune_document(self, document_id: str, keep: Sequence[str]) -> None: ...
 
 
 @runtime_checkable

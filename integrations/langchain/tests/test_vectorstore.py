@@ -4,7 +4,9 @@ each on SQLite, LanceDB and Chroma."""
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from engram.config import load_config
 from engram.errors import InvalidMemory
 from engram.filters import And, Contains, Eq, In, Ne, Not, Or, Range
+from engram.models import InputType
 from engram_langchain import EngramEmbeddings, EngramRetriever, EngramVectorStore, to_filter
 from support import MemoryFactory
 
@@ -172,6 +175,81 @@ def test_delete_without_ids_empties_the_collection(store: EngramVectorStore) -> 
     store.add_documents(TEAM_NOTES)
     store.delete()
     assert store.similarity_search("backups", k=5) == [] and store.collection.count() == 0
+
+
+ALL = {"a", "b", "c"}
+
+
+def test_delete_where_deletes_exactly_the_matches_as_langchain_chroma_does(
+    store: EngramVectorStore,
+) -> None:
+    # langchain-chroma passes where= to Chroma's collection.delete: the matches go (among the
+    # ids when both are given), nothing else. Checked against the filter cases above.
+    cases: list[tuple[dict[str, Any], list[str] | None, set[str]]] = [
+        ({"where": {"team": "db"}}, None, {"a", "c"}),
+        ({"filter": {"n": {"$gt": 1}}}, None, {"b", "c"}),
+        ({"where": {"$or": [{"n": 1}, {"team": "web"}]}}, None, {"a", "b"}),
+        ({"where": {"team": "db"}}, ["c", "b"], {"c"}),
+        ({"where": {"missing": {"$in": [1]}}}, None, set()),
+        ({"filter": Eq(field="team", value="web")}, None, {"b"}),
+    ]
+    for kwargs, ids, gone in cases:
+        store.add_documents(TEAM_NOTES)
+        assert store.delete(ids, **kwargs) is True
+        assert set(store.collection.ids()) == ALL - gone, kwargs
+        found = {d.id for d in store.similarity_search("replication ingress backups", k=10)}
+        assert found == ALL - gone, kwargs
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "says"),
+    [
+        ({"where_document": {"$contains": "x"}}, "where_document"),
+        ({"collection_only": True}, "collection_only"),
+        ({"where": {}}, "empty filter"),
+        ({"where": {"team": "db"}, "filter": {"n": 1}}, "not both"),
+        ({"where": {"team": {"$regex": "d"}}}, "$regex"),
+        ({"where": "team = 'db'"}, "dict"),
+    ],
+)
+def test_delete_with_anything_else_refuses_and_deletes_nothing(
+    store: EngramVectorStore, kwargs: dict[str, Any], says: str
+) -> None:
+    store.add_documents(TEAM_NOTES)
+    with pytest.raises(ValueError, match=re.escape(says)):
+        store.delete(**kwargs)
+    assert set(store.collection.ids()) == ALL
+    assert len(store.similarity_search("replication ingress backups", k=10)) == 3
+
+
+def test_mmr_picks_diverse_documents_from_stored_vectors(store: EngramVectorStore) -> None:
+    twins = [
+        Document(id="d1", page_content="postgres replication lag alerts", metadata={"g": 1}),
+        Document(id="d2", page_content="postgres replication lag alerts!", metadata={"g": 1}),
+        Document(id="d3", page_content="kubernetes ingress certificates", metadata={"g": 2}),
+    ]
+    store.add_documents(twins)
+    calls: list[int] = []
+    inner = store.memory.embedder.inner
+    original = inner.embed
+
+    def counted(texts: Sequence[str], input_type: InputType = "document") -> list[list[float]]:
+        calls.append(len(texts))
+        return original(texts, input_type)
+
+    inner.embed = counted  # type: ignore[method-assign]  # a spy: counts, then calls it
+    try:
+        plain = [d.id or "" for d in store.similarity_search("postgres replication lag", k=2)]
+        diverse = store.max_marginal_relevance_search(
+            "postgres replication lag", k=2, fetch_k=3, lambda_mult=0.1
+        )
+    finally:
+        inner.embed = original  # type: ignore[method-assign]
+    assert sorted(plain) == ["d1", "d2"]
+    assert diverse[0].id in ("d1", "d2") and {d.id for d in diverse} & {"d3"}
+    assert sum(calls) <= 2  # the queries only: the candidates' vectors are read, not embedded
+    only = store.max_marginal_relevance_search("postgres", k=3, filter={"g": 2})
+    assert [d.id for d in only] == ["d3"]
 
 
 def test_the_retriever_puts_each_score_in_metadata(store: EngramVectorStore) -> None:

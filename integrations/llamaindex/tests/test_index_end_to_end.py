@@ -130,8 +130,8 @@ def test_another_embed_model_is_a_clear_error(store: EngramVectorStore) -> None:
 
 def test_unsupported_mode_and_missing_text_are_named(store: EngramVectorStore) -> None:
     store.add([TextNode(id_="n", text="some text")])
-    with pytest.raises(UnsupportedQueryMode, match="MMR"):
-        store.query(VectorStoreQuery(query_str="text", mode=VectorStoreQueryMode.MMR))
+    with pytest.raises(UnsupportedQueryMode, match="SVM"):
+        store.query(VectorStoreQuery(query_str="text", mode=VectorStoreQueryMode.SVM))
     with pytest.raises(ValueError, match="query_str"):
         store.query(VectorStoreQuery(mode=VectorStoreQueryMode.HYBRID))
 
@@ -147,3 +147,39 @@ def test_the_embed_model_never_sends_private_spans(embed_model: EngramEmbedding)
     assert embed_model.get_query_embedding("token <private>sk-123</private> rotated") == public
     assert embed_model.get_text_embedding("token <Private>x</private> rotated") == public
     assert embed_model.get_query_embedding("token sk-123 rotated") != public
+
+
+def test_mmr_picks_diverse_nodes_from_stored_vectors(store: EngramVectorStore) -> None:
+    store.add(
+        [
+            TextNode(id_="d1", text="postgres replication lag alerts", metadata={"g": 1}),
+            TextNode(id_="d2", text="postgres replication lag alerts!", metadata={"g": 1}),
+            TextNode(id_="d3", text="kubernetes ingress certificates", metadata={"g": 2}),
+        ]
+    )
+    plain = store.query(VectorStoreQuery(query_str="postgres replication lag", similarity_top_k=2))
+    assert sorted(plain.ids or []) == ["d1", "d2"]
+    mmr = VectorStoreQuery(
+        query_str="postgres replication lag", similarity_top_k=2, mode=VectorStoreQueryMode.MMR
+    )
+    diverse = store.query(mmr, mmr_threshold=0.1)
+    assert (diverse.ids or [])[0] in ("d1", "d2") and "d3" in (diverse.ids or [])
+    only = VectorStoreQuery(
+        query_str="postgres",
+        similarity_top_k=3,
+        mode=VectorStoreQueryMode.MMR,
+        filters=MetadataFilters(filters=[MetadataFilter(key="g", value=2)]),
+    )
+    assert store.query(only).ids == ["d3"]
+
+
+def test_a_delete_with_arguments_engram_does_not_take_deletes_nothing(
+    store: EngramVectorStore,
+) -> None:
+    store.add([TextNode(id_=d.doc_id, text=d.text) for d in DOCS])
+    before = store.client.count()
+    with pytest.raises(ValueError, match="where"):
+        store.delete(DOCS[0].doc_id, where={"x": 1})
+    with pytest.raises(ValueError, match="ref_doc_ids"):
+        store.delete_nodes(ref_doc_ids=["a"])
+    assert store.client.count() == before

@@ -267,6 +267,17 @@ class ChromaStore:
 
         self._call("deleting documents", run)
 
+    def prune_document(self, document_id: str, keep: Sequence[str]) -> None:
+        """Every chunk of ``document_id`` not in ``keep`` goes (found by its document id)."""
+        kept = set(keep)
+
+        def run(cols: Collections) -> None:
+            where = cast(Where, {records.DOCUMENT_KEY: document_id})
+            found = cols.chunks.get(where=where, include=reads.NOTHING)["ids"]
+            self._delete(cols, sorted(i for i in found if i not in kept))
+
+        self._call("deleting chunks", run)
+
     def delete_where(self, filter: Filter) -> None:
         pushdown = translate(filter)
         self._call(

@@ -213,6 +213,23 @@ class LanceDBStore:
             self._delete_by("document_id", CHUNKS, wanted)
             self._delete_by("id", DOCUMENTS, wanted)
 
+    def prune_document(self, document_id: str, keep: Sequence[str]) -> None:
+        """Every chunk of ``document_id`` not in ``keep`` goes (found by its document id)."""
+        with self._op("delete chunks"):
+            table = self._db.table(CHUNKS)
+            if table is None:
+                return
+            with self._db.guard("read chunks"):
+                rows = (
+                    table.search()
+                    .where(col("document_id") == document_id)
+                    .select(["id"])
+                    .to_arrow()
+                )
+            kept = set(keep)
+            stale = [i for i in rows.column("id").to_pylist() if i not in kept]
+        self._delete_by("id", CHUNKS, stale)
+
     def delete_where(self, filter: Filter) -> None:
         where = compile_filter(filter)
         with self._op("delete chunks"):

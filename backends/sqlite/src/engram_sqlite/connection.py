@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pluggy
 
-from engram.errors import EngramError, StoreError
+from engram.errors import EngramError, IndexDamaged, StoreError
 from engram_sqlite.driver import DriverInfo, load_vec, select
 from engram_sqlite.filters import ISO_FUNCTION, NUMBER_FUNCTION, iso_microseconds, json_number
 from engram_sqlite.fts import index_text
@@ -32,6 +32,12 @@ class Database:
         self, options: SQLiteOptions, plugin_manager: pluggy.PluginManager | None = None
     ) -> None:
         self.where = options.target()
+        side = options.vectors_path()
+        # What recovery moves aside when the file is damaged: the index, its WAL, its side matrix.
+        self.files: tuple[Path, ...] = ()
+        if not options.in_memory and side is not None:
+            p = options.path
+            self.files = (p, p.with_name(p.name + "-wal"), p.with_name(p.name + "-shm"), side)
         self._busy_ms = options.busy_timeout_ms
         if not options.in_memory:
             _make_parent(options.path)
@@ -133,6 +139,13 @@ class Database:
         except EngramError:
             raise
         except self.module.Error as exc:
+            if _damaged(str(exc)):
+                raise IndexDamaged(
+                    f"the index {self.where} is damaged ({exc}); run `engram rebuild` (it is "
+                    "moved aside and rebuilt from the markdown files, the source of truth)",
+                    detail=str(exc),
+                    files=self.files,
+                ) from exc
             raise StoreError(self._explain(exc)) from exc
         except UnicodeEncodeError as exc:
             raise StoreError(
@@ -148,16 +161,16 @@ class Database:
                 f"the index {self.where} stayed locked by another writer for longer than "
                 f"busy_timeout_ms={self._busy_ms}; retry, or raise busy_timeout_ms in [store]"
             )
-        if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
-            return (
-                f"the index {self.where} is damaged ({text}); delete it and run `engram rebuild` "
-                "(markdown files are the source of truth)"
-            )
         if "readonly" in lowered or "read-only" in lowered:
             return (
                 f"the index {self.where} is read-only ({text}); make the file and folder writable"
             )
         return f"SQLite error on {self.where}: {text}"
+
+
+def _damaged(text: str) -> bool:
+    lowered = text.lower()
+    return "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered
 
 
 def _make_parent(path: Path) -> None:

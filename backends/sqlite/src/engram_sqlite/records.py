@@ -28,8 +28,10 @@ def to_chunk(row: Sequence[Any]) -> Chunk:
 
 
 def to_document(row: Sequence[Any]) -> Document:
+    """A record as written (validated then): built without validating it again, since every
+    index run reads all of them (a no-op re-index should cost little more than a stat a file)."""
     did, hash_, metadata = row
-    return Document(id=did, hash=hash_, metadata=json.loads(metadata))
+    return Document.model_construct(id=did, hash=hash_, metadata=json.loads(metadata))
 
 
 def metadata_json(metadata: Metadata, owner: str) -> str:

@@ -166,6 +166,16 @@ class SQLiteStore:
                 "DELETE FROM documents WHERE id IN (SELECT value FROM json_each(?))", param
             )
 
+    def prune_document(self, document_id: str, keep: Sequence[str]) -> None:
+        """Every chunk of ``document_id`` not in ``keep`` goes (by the indexed column)."""
+        with self._db.write() as conn:
+            bump_generation(conn)
+            conn.execute(
+                "DELETE FROM chunks WHERE document_id = ? "
+                "AND id NOT IN (SELECT value FROM json_each(?))",
+                (document_id, id_list(list(keep))),
+            )
+
     def delete_where(self, filter: Filter) -> None:
         where, params = compile_filter(filter)
         with self._db.write() as conn:

@@ -33,6 +33,14 @@ def dashboard_command(
             help="Allow a non-loopback --host (anyone who reaches it reads every memory)."
         ),
     ] = False,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="With --allow-remote: a Host name the pages answer to besides loopback and "
+            "--host (repeatable; e.g. the machine's name when listening on 0.0.0.0).",
+        ),
+    ] = None,
 ) -> None:
     """Serve memories (by type and scope, with search and history), index stats, usage and
     cost over time and recent activity on http://127.0.0.1:8765, read-only. Ctrl+C stops it."""
@@ -42,6 +50,7 @@ def dashboard_command(
         from engram.dashboard.app import build_app
         from engram.dashboard.data import DashboardData
         from engram.dashboard.server import (
+            allowed_hosts,
             already_running,
             bind,
             check_host,
@@ -51,6 +60,8 @@ def dashboard_command(
     except ImportError as exc:
         raise ConfigError(f"the dashboard needs {exc.name!r}; {DASHBOARD_EXTRA}") from None
     warning = check_host(host, allow_remote=allow_remote)
+    if allowed_host and not allow_remote:
+        raise ConfigError("--allowed-host serves other names than loopback; add --allow-remote")
     if warning:
         print_labelled("warning:", warning)
     url = url_for(host, port)
@@ -64,4 +75,5 @@ def dashboard_command(
         console.print(f"engram dashboard of {project} at {url} (Ctrl+C stops it)", highlight=False)
         if open_browser:
             webbrowser.open(url)
-        serve(build_app(DashboardData(memory)), sock, project, url)
+        app = build_app(DashboardData(memory), allowed_hosts(host, allowed_host or []))
+        serve(app, sock, project, url)

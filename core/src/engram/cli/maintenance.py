@@ -1,4 +1,5 @@
-"""``engram migrate`` and ``engram optimize``: moving an index between stores, and store upkeep.
+"""``engram migrate``, ``engram optimize`` and ``engram reset``: moving an index between stores,
+store upkeep, and emptying the derived index (never the markdown).
 
 ``migrate`` builds both stores from the config: a side whose backend is the configured
 ``[store] backend`` starts from that section's options, any other side from the plugin's
@@ -20,12 +21,14 @@ from engram.errors import ConfigError
 from engram.migrate import migrate
 from engram.plugins import build_registry, get_plugin_manager
 from engram.protocols import Optimizes, Store, Summarises
+from engram.recovery import open_store
 from engram.registry import Registry
 
 
 def register(app: typer.Typer) -> None:
     app.command("migrate")(migrate_command)
     app.command("optimize")(optimize_command)
+    app.command("reset")(reset_command)
 
 
 def migrate_command(
@@ -143,3 +146,36 @@ def optimize_command(
         console.print(result.summary(), highlight=False)
     else:
         console.print(f"optimized the {backend} store", highlight=False)
+
+
+def reset_command(
+    ctx: typer.Context,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Really empty the index (nothing else is touched).")
+    ] = False,
+) -> None:
+    """Empty the derived index (chunks, vectors, document records); the markdown files, the
+    memories and the embedding cache are left alone, and `engram index` fills it again."""
+    config = get_config(ctx)
+    backend = config.store.backend
+    if not yes:
+        raise ConfigError(
+            f"engram reset empties the {backend} index (the markdown files stay); run "
+            "`engram reset --yes` to do it"
+        )
+    store, damaged = open_store(config, build_registry(get_plugin_manager()))
+    try:
+        store.reset()
+    finally:
+        store.close()
+    if damaged is not None and damaged.files:
+        err_console.print(
+            f"warning: the index was damaged ({damaged.detail}); kept as {damaged.files[0]}",
+            markup=False,
+            highlight=False,
+        )
+    console.print(
+        f"the {backend} index is empty; the markdown files are untouched. Run `engram index` "
+        "to fill it again.",
+        highlight=False,
+    )

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engram import collection_files as files
 from engram.errors import EngramError, InvalidMemory
-from engram.filters import And, Eq, Filter, Not, Or
+from engram.filters import And, Eq, Filter, Not, Or, matches
 from engram.ingest.report import IndexReport
 from engram.ingest.sync import sync_files
 from engram.ingest.vault import VaultFile, document_id_for
@@ -128,15 +128,22 @@ class Collection:
     def count(self) -> int:
         return len(self.ids())
 
+    def matching(self, flt: Filter) -> list[str]:
+        """The ids of the documents whose metadata match ``flt``, read from the files (the
+        source of truth) with the filter semantics every store follows."""
+        docs = (self._read(path) for path in self._files())
+        return [doc.id for doc in docs if doc is not None and matches(flt, doc.metadata)]
+
     @property
     def dimension(self) -> int:
         return self._writer.embedder.dimension
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        return self._writer.embedder.embed(list(texts), "document")
+        checked = [files.check_text("text to embed", t) for t in texts]
+        return self._writer.embedder.embed(checked, "document")
 
     def embed_query(self, text: str) -> list[float]:
-        return self._writer.embedder.embed([text], "query")[0]
+        return self._writer.embedder.embed([files.check_text("query", text)], "query")[0]
 
     def search(
         self,
@@ -150,6 +157,7 @@ class Collection:
         metadata keys. ``vector`` mode scores by cosine similarity and keeps every hit, as a
         vector store does; ``hybrid`` is engram's search, ``[search] min_score`` included. An
         embedder that is down degrades both to keyword search (logged), like any search."""
+        files.check_text("query", query)
         if mode == "vector":
             try:
                 vector = self.embed_query(query)
@@ -185,6 +193,28 @@ class Collection:
                 return found
             pool = min(MAX_POOL, pool * 4)
 
+    def candidates_with_vectors(
+        self, vector: Sequence[float], *, k: int, filter: Filter | None = None
+    ) -> list[tuple[CollectionHit, list[float]]]:
+        """The ``k`` nearest documents, each with its best chunk's stored vector (for maximal
+        marginal relevance: nothing is embedded again). A chunk stored without a vector
+        (waiting for an embedder) is left out."""
+        hits = self.search_by_vector(vector, k=k, filter=filter)
+        scoped = self._scoped(filter)
+        pool = self._writer.store.vector_search(list(vector), min(MAX_POOL, k * 8), scoped)
+        best: dict[str, str] = {}
+        for hit in pool:
+            document_id = hit.chunk.metadata.get(files.ID_FIELD)
+            if isinstance(document_id, str):
+                best.setdefault(document_id, hit.chunk.id)
+        wanted = [best[h.document.id] for h in hits if h.document.id in best]
+        vectors = {c.id: c.vector for c in self._writer.store.get(wanted) if c.vector}
+        return [
+            (hit, list(vectors[best[hit.document.id]]))
+            for hit in hits
+            if best.get(hit.document.id) in vectors
+        ]
+
     # -- helpers -------------------------------------------------------------------------------
     def _check_size(self, document_id: str, content: str) -> None:
         limit = self._writer.config.vault.max_file_bytes
@@ -195,7 +225,7 @@ class Collection:
             )
 
     def _path(self, document_id: str) -> Path:
-        return self.folder / files.file_name(document_id)
+        return self.folder / files.file_name(files.check_id(document_id))
 
     def _document_id(self, path: Path) -> str:
         return document_id_for(path, self._writer.root)

@@ -1,15 +1,19 @@
 """The dashboard's ASGI app (starlette): HTML pages and their JSON twins, GET only.
 
 Nothing here writes: no route takes another method (starlette answers 405), and every route
-reads through ``DashboardData``.
+reads through ``DashboardData``. A request whose ``Host`` is not one of ``allowed_hosts`` (the
+loopback names by default) is refused with 400 before any route runs: a web page that points
+its own name at 127.0.0.1 (DNS rebinding) must not read the user's memory.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
@@ -19,10 +23,14 @@ from engram.dashboard.data import DashboardData
 from engram.errors import EngramError, MemoryNotFound
 
 Handler = Callable[[Request], Response]
+# The names a browser on this machine uses for loopback (IPv6 with and without brackets: older
+# starlette versions strip them).
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
 
 
-def build_app(data: DashboardData) -> Starlette:
-    """The app over one open memory; ``data`` is shared by every request."""
+def build_app(data: DashboardData, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> Starlette:
+    """The app over one open memory; ``data`` is shared by every request, which must name one
+    of ``allowed_hosts`` in its ``Host`` header."""
 
     def memories_json(request: Request) -> Response:
         return JSONResponse(data.memories(**_filters(request)))
@@ -55,7 +63,10 @@ def build_app(data: DashboardData) -> Starlette:
         Route("/api/usage", guarded(lambda r: JSONResponse(data.usage()))),
         Route("/api/activity", guarded(lambda r: JSONResponse(data.activity()))),
     ]
-    return Starlette(routes=routes)
+    trusted = Middleware(
+        TrustedHostMiddleware, allowed_hosts=list(allowed_hosts), www_redirect=False
+    )
+    return Starlette(routes=routes, middleware=[trusted])
 
 
 def guarded(handler: Handler) -> Handler:

@@ -83,6 +83,8 @@ class DashboardData:
                     "source": meta.get("source"),
                     "score": round(hit.score, 4),
                     "snippet": hit.chunk.text[:400],
+                    # The memory page's reference, for a memory file (not a vault note).
+                    "memory": _memory_ref(meta) if "memory_scope" in meta else None,
                 }
             )
         return {
@@ -184,3 +186,9 @@ def _info(m: MemoryInfo) -> dict[str, Any]:
     data = m.model_dump(mode="json")
     data["live"] = m.live
     return data
+
+
+def _memory_ref(meta: dict[str, Any]) -> str | None:
+    """What ``/memory/…`` takes for a memory's chunk: its id, else its path."""
+    ref = meta.get("id") or meta.get("path")
+    return ref if isinstance(ref, str) and ref else None

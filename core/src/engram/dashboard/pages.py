@@ -9,18 +9,24 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from engram.dashboard.chart import bar_chart
+from engram.filters import parse_iso
 
 STYLE = """
-body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1d2329;background:#f6f7f9}
+body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1d2329;background:#f6f7f9;
+overflow-wrap:anywhere}
 header{background:#1d2f45;color:#fff;padding:10px 24px;display:flex;gap:22px;align-items:center}
 header a{color:#dfe9f5;text-decoration:none}header strong{font-size:18px;margin-right:12px}
 main{padding:18px 24px;max-width:1100px}table{border-collapse:collapse;width:100%;background:#fff}
-td,th{border-bottom:1px solid #e2e5ea;padding:6px 8px;text-align:left;vertical-align:top}
+td,th{border-bottom:1px solid #e2e5ea;padding:6px 8px;text-align:left;vertical-align:top;
+overflow-wrap:anywhere}.scroll{overflow-x:auto;max-width:100%}
 .tag{display:inline-block;background:#e3ecf7;border-radius:10px;padding:0 8px;margin:2px}
 .err{color:#a4262c;font-weight:600}.muted{color:#6b7480}pre{white-space:pre-wrap;
 background:#fff;padding:12px;border:1px solid #e2e5ea}form{margin:0 0 14px}
-input[type=search]{width:420px;padding:6px}.hit{background:#fff;border:1px solid #e2e5ea;
-padding:8px 12px;margin:8px 0}.history{opacity:.65}
+input[type=search]{width:420px;max-width:100%;box-sizing:border-box;padding:6px}
+.hit{background:#fff;border:1px solid #e2e5ea;padding:8px 12px;margin:8px 0;
+overflow-wrap:anywhere}.history{opacity:.65}svg.chart{max-width:100%;height:auto}
+@media (max-width:600px){header{flex-wrap:wrap;gap:10px;padding:8px 12px}
+main{padding:12px}h1{font-size:22px;overflow-wrap:anywhere}td,th{padding:4px}}
 """
 NAV = [
     ("/", "Memories"),
@@ -34,6 +40,7 @@ def page(title: str, body: str) -> str:
     links = "".join(f'<a href="{href}">{escape(name)}</a>' for href, name in NAV)
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)} · engram</title><style>{STYLE}</style></head>"
         f"<body><header><strong>engram</strong>{links}</header><main>"
         f"<h1>{escape(title)}</h1>{body}</main></body></html>"
@@ -69,7 +76,7 @@ def memories_page(data: dict[str, Any], query: str, results: dict[str, Any] | No
             f'<a href="/memory/{quote(m["id"] or m["path"], safe="")}">{escape(m["title"])}</a>',
             escape(m["type"] or ""),
             escape(m["scope"] or ""),
-            escape(m["created_at"] or ""),
+            local_time(m["created_at"]),
             escape(m["status"]),
         ]
         for m in data["memories"]
@@ -84,8 +91,11 @@ def search_results(results: dict[str, Any]) -> str:
     if not results["hits"]:
         out.append('<p class="muted">Nothing found.</p>')
     for hit in results["hits"]:
+        title = escape(hit["title"])
+        if hit.get("memory"):
+            title = f'<a href="/memory/{quote(hit["memory"], safe="")}">{title}</a>'
         out.append(
-            f'<div class="hit"><strong>{escape(hit["title"])}</strong> '
+            f'<div class="hit"><strong>{title}</strong> '
             f'<span class="muted">{escape(hit["path"])} · {escape(str(hit["source"]))} · '
             f"score {hit['score']}</span><br>{escape(hit['snippet'])}</div>"
         )
@@ -102,7 +112,7 @@ def memory_page(data: dict[str, Any]) -> str:
         [
             f'<a href="/memory/{quote(c["id"] or c["path"], safe="")}">{escape(c["title"])}</a>',
             escape(c["status"]),
-            escape(c["created_at"] or ""),
+            local_time(c["created_at"]),
             escape(c["superseded_by"] or ""),
         ]
         for c in data["chain"]
@@ -136,7 +146,7 @@ def index_page(data: dict[str, Any]) -> str:
             str(s["documents"]),
             str(s["chunks"]),
             str(s["pending"]),
-            escape(s["last_indexed"] or ""),
+            local_time(s["last_indexed"]),
         ]
         for name, s in data["sources"].items()
     ]
@@ -183,7 +193,7 @@ def usage_page(data: dict[str, Any]) -> str:
 def activity_page(data: dict[str, Any]) -> str:
     rows = [
         [
-            escape(e["when"] or ""),
+            local_time(e["when"]),
             escape(e["kind"]),
             escape(e["what"]),
             f'<span class="err">{escape(e["error"])}</span>' if e["error"] else "",
@@ -197,6 +207,23 @@ def activity_page(data: dict[str, Any]) -> str:
     return page("Activity", body + table(["when", "event", "what", "error"], rows))
 
 
+def local_time(value: str | None) -> str:
+    """A stored time (ISO, or the activity's ``… UTC``) as the reader's local time to the
+    minute (the dashboard runs on the reader's machine), the exact value kept in ``datetime``
+    and ``title``; anything else is shown as it is."""
+    if not value:
+        return ""
+    parsed = parse_iso(value.removesuffix(" UTC"))
+    if parsed is None:
+        return escape(value)
+    local = parsed.astimezone()
+    shown = local.strftime("%Y-%m-%d %H:%M ") + (local.tzname() or "")
+    return (
+        f'<time datetime="{escape(parsed.isoformat())}" title="{escape(value)}">'
+        f"{escape(shown.strip())}</time>"
+    )
+
+
 def not_found(message: str) -> str:
     return page("Not found", f'<p class="err">{escape(message)}</p>')
 
@@ -207,4 +234,5 @@ def table(headings: Iterable[str], rows: list[list[str]]) -> str:
         return '<p class="muted">Nothing here yet.</p>'
     head = "".join(f"<th>{escape(h)}</th>" for h in headings)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    inner = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="scroll">{inner}</div>'

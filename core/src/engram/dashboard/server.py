@@ -11,8 +11,11 @@ import contextlib
 import ipaddress
 import json
 import os
+import signal
 import socket
+import threading
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -114,12 +117,30 @@ def clear_state(path: Path) -> None:
             path.unlink()
 
 
+def allowed_hosts(host: str, extra: Sequence[str]) -> list[str]:
+    """The ``Host`` names the pages answer to: loopback always, the address listened on when it
+    is a real one (not 0.0.0.0 or ::), and what the user named with ``--allowed-host``."""
+    from engram.dashboard.app import LOOPBACK_HOSTS
+
+    names = [*LOOPBACK_HOSTS]
+    if host not in ("0.0.0.0", "::") and not is_loopback(host):
+        names.append(f"[{host}]" if ":" in host else host)
+    names += [name.strip().lower() for name in extra if name.strip()]
+    return list(dict.fromkeys(names))
+
+
 def serve(app: Any, sock: socket.socket, project: Path, url: str) -> None:
     """Run uvicorn on ``sock`` until Ctrl+C or SIGTERM; then, once it has shut down cleanly,
-    stop as an interrupted command does (exit 130), wherever the signal's default was."""
+    stop as an interrupted command does (exit 130, the state file removed) for both signals.
+
+    uvicorn catches both while serving and raises them again once it has stopped, to whatever
+    handler was there before: SIGTERM's default would end the process at once (exit 143) with
+    the state file left behind, so SIGTERM is given Ctrl+C's handler first."""
     import uvicorn
 
     state = write_state(project, url)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         config = uvicorn.Config(app, log_level="warning", access_log=False)
         server = uvicorn.Server(config)

@@ -179,6 +179,18 @@ class MemoryStore:
             for document_id in wanted:
                 self._documents.pop(document_id, None)
 
+    def prune_document(self, document_id: str, keep: Sequence[str]) -> None:
+        """Every chunk of ``document_id`` not in ``keep`` goes."""
+        kept = set(keep)
+        with self._lock:
+            doomed = [
+                c.id
+                for c in self._chunks.values()
+                if c.document_id == document_id and c.id not in kept
+            ]
+            for chunk_id in doomed:
+                self._remove(chunk_id)
+
     def delete_where(self, filter: Filter) -> None:
         with self._lock:
             doomed = [c.id for c in self._chunks.values() if matches(filter, c.metadata)]

@@ -35,11 +35,11 @@ def run_job(job: dict[str, Any]) -> Result:
     with Memory.open(config) as memory:
         if job["event"] == "session-start":
             recall = recalling.recall(memory.writer, memory.search, None, pinned=True)
-            return {"ok": True, "text": recall.text, "notes": list(recall.warnings)}
+            return {"ok": True, "text": recall.text, "notes": [*memory.notices, *recall.warnings]}
         vault = memory.index()
         report = memory.index_sessions()
         captured = memory.capture_sessions()
-        notes = [*vault.warnings, *report.warnings]
+        notes = [*memory.notices, *vault.warnings, *report.warnings]
         notes += [*(f"capture failed: {f}" for f in captured.failed), *captured.warnings]
         summary = (
             f"notes: {vault.summary()}; sessions: "

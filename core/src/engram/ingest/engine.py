@@ -5,9 +5,10 @@ raising anything), the batch is stored without vectors, searchable by keyword, a
 keep no content hash, so the next run embeds it again: an index run never fails, or loses
 anything, because embedding did.
 
-Write order keeps a crash harmless: a document's chunks are upserted, then its stale chunks
-deleted, and only then is its record (id → content hash, chunk ids) written. A missing or stale
-record always means "index this document again" on the next run.
+Write order keeps a crash harmless: a document's chunks are upserted, then every other chunk
+with its document id deleted (found in the store, whatever the old record listed, so chunks a
+crash left behind go too), and only then is its record (id → content hash, chunk ids) written.
+A missing or stale record always means "index this document again" on the next run.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 from engram.errors import EngramError
 from engram.ingest.report import IndexReport
 from engram.models import Chunk, Document
-from engram.protocols import Embedder, Store
+from engram.protocols import Embedder, PrunesDocuments, Store
 
 EMBED_BATCH = 128  # chunks per embedder call
 
@@ -87,11 +88,8 @@ class DocumentWriter:
 
     def _write(self, pending: Pending, chunks: list[Chunk], *, complete: bool) -> None:
         keep = {c.id for c in chunks}
-        if chunks:
-            self.store.upsert(chunks)
         stale = [i for i in chunk_ids(pending.old) if i not in keep]
-        if stale:
-            self.store.delete(stale)
+        self._replace(pending.document_id, chunks)
         report = self.report
         report.chunks_written += len(chunks)
         report.chunks_deleted += len(stale)
@@ -112,6 +110,19 @@ class DocumentWriter:
                 metadata=metadata,
             )
         )
+
+    def _replace(self, document_id: str, chunks: list[Chunk]) -> None:
+        """The document's chunks become exactly ``chunks``, in the store itself."""
+        store = self.store
+        if isinstance(store, PrunesDocuments):
+            if chunks:
+                store.upsert(chunks)
+            store.prune_document(document_id, [c.id for c in chunks])
+            return
+        # No pruning: drop the document (its record too, so a crash here re-indexes it).
+        store.delete_documents([document_id])
+        if chunks:
+            store.upsert(chunks)
 
 
 def remove_documents(

@@ -21,6 +21,7 @@ from typing import Any
 from engram.chunking import Chunker, ChunkSpan, chunk_ids
 from engram.collection_files import chunk_fields
 from engram.ingest.sync import SOURCE
+from engram.memory_fields import check_fields
 from engram.memory_files import status_of
 from engram.models import Chunk
 from engram.scopes import MemoryFolder, folder_of
@@ -50,6 +51,7 @@ def scoped_chunks(
         revisions = meta.get("revisions")
         if isinstance(revisions, list):
             extra["revision_count"] = len(revisions)
+        warnings = [*warnings, *check_fields(meta)]
         return [
             c.model_copy(
                 update={

@@ -26,10 +26,18 @@ class VaultFile:
 
 def document_id_for(path: Path, project_root: Path) -> str:
     """Paths inside the project are stored relative to it (portable); others absolutely."""
-    try:
-        return path.relative_to(project_root.resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
+    return _relative_id(path, project_root.resolve())
+
+
+def _relative_id(path: Path | str, resolved_root: Path | str) -> str:
+    """``document_id_for`` with the project root already resolved (once per discovery, not per
+    file), by string: a no-op re-index must cost little more than a stat per file."""
+    text = path if isinstance(path, str) else path.as_posix()
+    root = resolved_root if isinstance(resolved_root, str) else resolved_root.as_posix()
+    if text == root:
+        return "."
+    prefix = root if root.endswith("/") else root + "/"
+    return text[len(prefix) :] if text.startswith(prefix) else text
 
 
 def discover(
@@ -48,6 +56,7 @@ def discover(
     include_spec = PathSpec.from_lines("gitignore", include)
     exclude_spec = PathSpec.from_lines("gitignore", exclude)
     found: dict[Path, VaultFile] = {}
+    project = project_root.resolve().as_posix()
     for raw_root in roots:
         root = raw_root.expanduser().resolve()
         if not root.exists():
@@ -55,39 +64,49 @@ def discover(
                 f"vault path {raw_root} does not exist; check vault.paths or the path you gave"
             )
         if root.is_file():
-            found.setdefault(
-                root, VaultFile(root, root.parent, document_id_for(root, project_root))
-            )
+            found.setdefault(root, VaultFile(root, root.parent, _relative_id(root, project)))
             continue
-        for path in _walk(root, respect_gitignore):
-            rel = path.relative_to(root).as_posix()
-            if include_spec.match_file(rel) and not exclude_spec.match_file(rel):
-                found.setdefault(path, VaultFile(path, root, document_id_for(path, project_root)))
+        excluding = bool(exclude)
+        for full, rel in _walk(root, respect_gitignore):
+            if include_spec.match_file(rel) and not (excluding and exclude_spec.match_file(rel)):
+                path = Path(full)
+                posix = full if os.sep == "/" else full.replace(os.sep, "/")
+                found.setdefault(path, VaultFile(path, root, _relative_id(posix, project)))
     return sorted(found.values(), key=lambda f: f.document_id)
 
 
-def _walk(root: Path, respect_gitignore: bool) -> Iterator[Path]:
-    # Each entry: (folder the .gitignore lives in, its spec); nested files add to the stack.
-    ignores: list[tuple[Path, GitIgnoreSpec]] = []
-    for folder, dirs, files in os.walk(root, followlinks=False):
-        here = Path(folder)
-        ignores = [(base, spec) for base, spec in ignores if here == base or base in here.parents]
-        if respect_gitignore and (here / ".gitignore").is_file():
-            lines = (here / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
-            ignores.append((here, GitIgnoreSpec.from_lines(lines)))
-        dirs[:] = sorted(
-            d
-            for d in dirs
-            if not d.startswith(".")
-            and d not in ALWAYS_SKIPPED_DIRS
-            and not _ignored(here / d, ignores, is_dir=True)
-        )
-        for name in sorted(files):
-            path = here / name
-            if path.is_symlink() and not path.resolve().is_relative_to(root):
+def _walk(root: Path, respect_gitignore: bool) -> Iterator[tuple[str, str]]:
+    """(path, path relative to ``root``, both posix strings) of every file, by ``os.scandir``:
+    its entries know what they are without another system call. Links to folders are not
+    followed; a link to a file counts only when it points inside ``root``."""
+    # Each folder carries the .gitignore files that apply to it: (folder it lives in, spec).
+    base = root.as_posix()
+    pending: list[tuple[str, str, list[tuple[Path, GitIgnoreSpec]]]] = [(base, "", [])]
+    while pending:
+        folder, rel_dir, ignores = pending.pop()
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+        if respect_gitignore and any(e.name == ".gitignore" and e.is_file() for e in entries):
+            here = Path(folder)
+            lines = (here / ".gitignore").read_text(encoding="utf-8", errors="replace")
+            ignores = [*ignores, (here, GitIgnoreSpec.from_lines(lines.splitlines()))]
+        subfolders = []
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if entry.is_dir():
+                if (
+                    not entry.is_symlink()
+                    and not entry.name.startswith(".")
+                    and entry.name not in ALWAYS_SKIPPED_DIRS
+                    and not (ignores and _ignored(Path(entry.path), ignores, is_dir=True))
+                ):
+                    subfolders.append((entry.path, rel, ignores))
+                continue
+            if entry.is_symlink() and not Path(entry.path).resolve().is_relative_to(root):
                 continue  # never follow a link out of the vault
-            if not _ignored(path, ignores, is_dir=False):
-                yield path
+            if not (ignores and _ignored(Path(entry.path), ignores, is_dir=False)):
+                yield entry.path, rel
+        pending.extend(reversed(subfolders))
 
 
 def _ignored(path: Path, ignores: list[tuple[Path, GitIgnoreSpec]], *, is_dir: bool) -> bool:

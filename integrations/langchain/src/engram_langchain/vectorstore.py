@@ -14,12 +14,15 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore
+from langchain_core.vectorstores.utils import maximal_marginal_relevance
 
 from engram.collections import Collection, CollectionDocument, CollectionHit
 from engram.config import EngramConfig, load_config
+from engram.filters import Filter
 from engram.memory import Memory
 from engram.models import SearchMode
 from engram_langchain.filters import FilterLike, to_filter
@@ -127,8 +130,16 @@ class EngramVectorStore(VectorStore):
         return self.add_documents(docs, ids=ids)
 
     def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
-        """Delete these documents (unknown ids are not an error); ``None`` deletes them all."""
-        if ids is None:
+        """Delete these documents (unknown ids are not an error); ``None`` with no filter
+        deletes them all. ``where=`` (or ``filter=``) takes a metadata filter, as
+        langchain-chroma does: only the matching documents go (among ``ids`` when given too).
+        Any other keyword is refused before anything is deleted."""
+        flt = _delete_filter(kwargs)
+        if flt is not None:
+            matching = self.collection.matching(flt)
+            wanted = set(ids) if ids is not None else None
+            self.collection.delete([i for i in matching if wanted is None or i in wanted])
+        elif ids is None:
             self.collection.clear()
         else:
             self.collection.delete(ids)
@@ -163,6 +174,41 @@ class EngramVectorStore(VectorStore):
         hits = self.collection.search_by_vector(embedding, k=k, filter=to_filter(filter))
         return [doc for doc, _ in _scored(hits)]
 
+    def max_marginal_relevance_search(
+        self,
+        query: str,
+        k: int = 4,
+        fetch_k: int = 20,
+        lambda_mult: float = 0.5,
+        filter: FilterLike = None,
+        **kwargs: Any,
+    ) -> list[Document]:
+        """``k`` documents near ``query`` and unlike each other, chosen among the ``fetch_k``
+        nearest by their stored vectors (only the query is embedded)."""
+        vector = self.collection.embed_query(query)
+        return self.max_marginal_relevance_search_by_vector(
+            vector, k, fetch_k, lambda_mult, filter=filter
+        )
+
+    def max_marginal_relevance_search_by_vector(
+        self,
+        embedding: list[float],
+        k: int = 4,
+        fetch_k: int = 20,
+        lambda_mult: float = 0.5,
+        filter: FilterLike = None,
+        **kwargs: Any,
+    ) -> list[Document]:
+        found = self.collection.candidates_with_vectors(
+            embedding, k=max(k, fetch_k), filter=to_filter(filter)
+        )
+        if not found:
+            return []
+        picked = maximal_marginal_relevance(
+            np.asarray(embedding, dtype=float), [v for _, v in found], lambda_mult, k
+        )
+        return [_document(found[i][0].document) for i in picked]
+
     def _select_relevance_score_fn(self) -> Callable[[float], float]:
         """Cosine similarity (-1..1) as a relevance in 0..1."""
         return _cosine_relevance
@@ -188,6 +234,28 @@ class EngramVectorStore(VectorStore):
         store = cls(embedding.memory, kwargs.get("collection_name", DEFAULT_COLLECTION))
         store.add_texts(texts, metadatas, ids=ids)
         return store
+
+
+def _delete_filter(kwargs: dict[str, Any]) -> Filter | None:
+    """The metadata filter a ``delete`` call names, or None; anything else is an error."""
+    unknown = sorted(set(kwargs) - {"where", "filter"})
+    if unknown:
+        raise ValueError(
+            f"delete() does not take {', '.join(unknown)}; it takes ids and a metadata filter "
+            "as where= (or filter=). Nothing was deleted"
+        )
+    given = {k: v for k, v in kwargs.items() if v is not None}
+    if len(given) > 1:
+        raise ValueError("give where= or filter=, not both. Nothing was deleted")
+    if not given:
+        return None
+    flt = to_filter(next(iter(given.values())))
+    if flt is None:
+        raise ValueError(
+            "an empty filter would match every document; to delete them all call delete() "
+            "with no arguments. Nothing was deleted"
+        )
+    return flt
 
 
 def _document(doc: CollectionDocument) -> Document:

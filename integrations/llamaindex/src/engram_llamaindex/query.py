@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from llama_index.core.indices.query.embedding_utils import get_top_k_mmr_embeddings
 from llama_index.core.vector_stores.types import VectorStoreQuery, VectorStoreQueryMode
 
 from engram.collections import Collection, CollectionHit
@@ -18,16 +20,22 @@ SUPPORTED_MODES = (
     VectorStoreQueryMode.DEFAULT,
     VectorStoreQueryMode.HYBRID,
     VectorStoreQueryMode.TEXT_SEARCH,
+    VectorStoreQueryMode.MMR,
 )
+MMR_PREFETCH_FACTOR = 4  # candidates per result for MMR, as LlamaIndex's Chroma store does
 
 
 class UnsupportedQueryMode(ValueError):
-    """A query mode engram has no search for (MMR, SVM, sparse…)."""
+    """A query mode engram has no search for (SVM, sparse…)."""
 
 
-def run_query(collection: Collection, query: VectorStoreQuery) -> list[CollectionHit]:
+def run_query(
+    collection: Collection, query: VectorStoreQuery, **kwargs: Any
+) -> list[CollectionHit]:
     """The hits for ``query``: vector search for ``DEFAULT``, engram's hybrid search for
-    ``HYBRID`` and its keyword search for ``TEXT_SEARCH``; ``filters``, ``doc_ids`` and
+    ``HYBRID``, its keyword search for ``TEXT_SEARCH``, and maximal marginal relevance over
+    the stored vectors of the nearest candidates for ``MMR`` (``mmr_threshold``,
+    ``mmr_prefetch_factor`` or ``mmr_prefetch_k`` in ``kwargs``); ``filters``, ``doc_ids`` and
     ``node_ids`` all narrow the search (an empty list of ids does not: ``as_retriever`` passes
     ``node_ids=[]`` for every store that keeps its own text, as LlamaIndex's own stores read it)."""
     mode = VectorStoreQueryMode(query.mode)
@@ -36,6 +44,8 @@ def run_query(collection: Collection, query: VectorStoreQuery) -> list[Collectio
         return []
     if mode == VectorStoreQueryMode.DEFAULT:
         return _vector(collection, query, flt)
+    if mode == VectorStoreQueryMode.MMR:
+        return _mmr(collection, query, flt, **kwargs)
     if mode == VectorStoreQueryMode.HYBRID:
         k = query.hybrid_top_k or query.similarity_top_k
         return collection.search(_text(query), k=k, mode="hybrid", filter=flt)
@@ -72,6 +82,33 @@ def _vector(
         return collection.search(_text(query), k=k, mode="vector", filter=flt)
     check_dimension(collection, query.query_embedding)
     return collection.search_by_vector(query.query_embedding, k=k, filter=flt)
+
+
+def _mmr(
+    collection: Collection, query: VectorStoreQuery, flt: Filter | None, **kwargs: Any
+) -> list[CollectionHit]:
+    k = query.similarity_top_k
+    vector = query.query_embedding
+    if vector is None:
+        vector = collection.embed_query(_text(query))
+    check_dimension(collection, vector)
+    fetch = kwargs.get("mmr_prefetch_k") or k * int(
+        kwargs.get("mmr_prefetch_factor") or MMR_PREFETCH_FACTOR
+    )
+    found = collection.candidates_with_vectors(vector, k=max(k, int(fetch)), filter=flt)
+    if not found:
+        return []
+    scores, picked = get_top_k_mmr_embeddings(
+        list(vector),
+        [v for _, v in found],
+        similarity_top_k=k,
+        embedding_ids=list(range(len(found))),
+        mmr_threshold=kwargs.get("mmr_threshold"),
+    )
+    return [
+        found[i][0].model_copy(update={"score": score})
+        for i, score in zip(picked, scores, strict=True)
+    ]
 
 
 def check_dimension(collection: Collection, vector: Sequence[float]) -> None:

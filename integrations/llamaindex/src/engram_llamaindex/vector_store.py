@@ -40,7 +40,8 @@ class EngramVectorStore(BasePydanticVectorStore):
     markdown files, so an index needs no docstore. Queries: ``DEFAULT`` is vector search with
     ``query_embedding`` (or ``query_str`` embedded by engram when no embedding is given),
     ``HYBRID`` is engram's hybrid search and ``TEXT_SEARCH`` its keyword search, both on
-    ``query_str``. Filters are ``MetadataFilters`` on the nodes' metadata keys.
+    ``query_str``; ``MMR`` re-ranks the nearest candidates by their stored vectors. Filters are
+    ``MetadataFilters`` on the nodes' metadata keys.
     """
 
     stores_text: bool = True
@@ -103,7 +104,9 @@ class EngramVectorStore(BasePydanticVectorStore):
         return self._collection.add([node_to_document(n) for n in nodes])
 
     def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
-        """Delete every node whose source document is ``ref_doc_id``."""
+        """Delete every node whose source document is ``ref_doc_id``; any other argument is
+        refused before anything is deleted."""
+        _no_other_arguments("delete", delete_kwargs)
         stale = self._find(None, Eq(field=REF_DOC_ID, value=ref_doc_id))
         self._collection.delete([doc.id for doc in stale])
 
@@ -113,7 +116,10 @@ class EngramVectorStore(BasePydanticVectorStore):
         filters: MetadataFilters | None = None,
         **delete_kwargs: Any,
     ) -> None:
-        """Delete the nodes with these ids that match ``filters`` (either may be left out)."""
+        """Delete the nodes with these ids that match ``filters`` (either may be left out; with
+        neither, every node goes, as LlamaIndex's ``SimpleVectorStore`` does); any other
+        argument is refused before anything is deleted."""
+        _no_other_arguments("delete_nodes", delete_kwargs)
         stale = self._find(node_ids, to_engram_filter(filters))
         self._collection.delete([doc.id for doc in stale])
 
@@ -133,7 +139,7 @@ class EngramVectorStore(BasePydanticVectorStore):
 
     def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
         """The ``similarity_top_k`` best nodes for ``query``, best first."""
-        hits = run_query(self._collection, query)
+        hits = run_query(self._collection, query, **kwargs)
         nodes = [document_to_node(hit.document) for hit in hits]
         return VectorStoreQueryResult(
             nodes=nodes,
@@ -146,3 +152,12 @@ class EngramVectorStore(BasePydanticVectorStore):
         engram's reference filter semantics (the ones every store implements)."""
         ids = self._collection.ids() if node_ids is None else node_ids
         return [d for d in self._collection.get(ids) if matches(flt, d.metadata)]
+
+
+def _no_other_arguments(method: str, kwargs: dict[str, Any]) -> None:
+    """An argument engram would ignore must not widen or narrow a delete silently."""
+    if kwargs:
+        raise ValueError(
+            f"{method}() does not take {', '.join(sorted(kwargs))}; filter the nodes with "
+            "delete_nodes(node_ids=..., filters=MetadataFilters(...)). Nothing was deleted"
+        )

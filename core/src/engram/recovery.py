@@ -1,0 +1,98 @@
+"""A damaged index is derived data: move it aside (kept for inspection) and make it again.
+
+Markdown files are the source of truth, so a store that cannot be read (garbage or a truncated
+file) must not stop every command and hook until a user deletes it by hand. ``open_store`` moves
+the store's files to ``<name>.corrupt-<UTC time>`` and opens a fresh one; ``Memory.open`` then
+rebuilds it from the markdown and says so in one warning line on stderr (the CLI, the agent tools
+and the host hooks all open memories there). A store that is not on this machine (a Chroma
+server, LanceDB on object storage) names no files, and its error, which says how to rebuild it,
+is raised as it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from engram.config import EngramConfig, build_part
+from engram.errors import IndexDamaged
+from engram.protocols import Store
+from engram.registry import Registry
+
+
+class Rebuilds(Protocol):
+    """What ``rebuild`` needs of an open memory."""
+
+    def rebuild(self) -> Any: ...
+    def close(self) -> None: ...
+
+
+def open_store(config: EngramConfig, registry: Registry) -> tuple[Store, IndexDamaged | None]:
+    """The configured store, and what was damaged when it had to be moved aside first."""
+    try:
+        return build_part(config, registry, "store"), None
+    except IndexDamaged as exc:
+        if not exc.files:
+            raise
+        damaged = exc
+    with _exclusive(damaged.files[0]):
+        # Another process may have recovered it while this one waited for the lock.
+        try:
+            return build_part(config, registry, "store"), None
+        except IndexDamaged as again:
+            damaged = again
+        moved = move_aside(damaged.files)
+        damaged.files = moved
+        return build_part(config, registry, "store"), damaged
+
+
+def move_aside(files: tuple[Path, ...]) -> tuple[Path, ...]:
+    """Rename every existing file to ``<name>.corrupt-<UTC time>``; the new names."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    moved: list[Path] = []
+    for path in files:
+        if path.exists():
+            target = path.with_name(f"{path.name}.corrupt-{stamp}")
+            os.replace(path, target)
+            moved.append(target)
+    return tuple(moved)
+
+
+def rebuild(damaged: IndexDamaged, memory: Rebuilds) -> str:
+    """Make the fresh store again from the markdown, announced in one line on stderr (which a
+    hook's worker does not pass on, so the line is also returned); the memory is closed if that
+    fails."""
+    kept = damaged.files[0] if damaged.files else "nothing"
+    notice = (
+        f"the index was damaged ({damaged.detail}); it was moved aside (kept as {kept}) and "
+        "rebuilt from the markdown files"
+    )
+    print(f"engram: warning: {notice}", file=sys.stderr, flush=True)
+    try:
+        memory.rebuild()
+    except BaseException:
+        memory.close()
+        raise
+    return notice
+
+
+@contextlib.contextmanager
+def _exclusive(path: Path) -> Iterator[None]:
+    """Hold ``<path>.recover-lock`` so two processes never move each other's fresh index."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks here; the re-check above still helps
+        yield
+        return
+    lock = path.with_name(path.name + ".recover-lock")
+    with open(lock, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
