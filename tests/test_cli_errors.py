@@ -84,7 +84,7 @@ def test_error_text_keeps_its_brackets(
     monkeypatch.setitem(sys.modules, "mcp", None)
     code, _, err = cli(capsys, "mcp")
     assert code == 1
-    assert "pip install 'engram[agent]'" in err
+    assert "pip install -e './core[agent]'" in err
     code, _, err = cli(capsys, "--store", "[nope]", "stats")
     assert code == 1 and "no store named '[nope]'" in err
 

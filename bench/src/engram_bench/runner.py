@@ -66,7 +66,8 @@ def _embedders(
     if not usable and ({"quality", "pipeline"} & set(config.sections)):
         raise ConfigError(
             f"none of the embedders {', '.join(config.embedders)} can be built ({'; '.join(notes)})"
-            f"; install one (pip install engram-local) or pass --embedders hash"
+            "; install one (from the engram checkout: pip install -e ./embedders/local) or pass "
+            "--embedders hash"
         )
     return usable
 
@@ -79,7 +80,8 @@ def run(config: BenchConfig, *, command: str | None = None, log: Log | None = No
     specs, skipped = select_stores(registry, config.stores, config.store_options)
     if not specs:
         raise ConfigError(
-            "no store can be benchmarked; install one (pip install engram-sqlite) or check "
+            "no store can be benchmarked; install one (from the engram checkout: pip install -e "
+            "./backends/sqlite) or check "
             "--stores and --store-option"
         )
     notes: list[str] = []

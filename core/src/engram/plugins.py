@@ -160,7 +160,7 @@ def _module_distributions() -> dict[str, str]:
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if ep.dist is not None:
             found.setdefault(ep.module.split(".")[0], ep.dist.name)
-    found.setdefault("engram", "engram")
+    found.setdefault("engram", "engram-kit-core")
     return found
 
 

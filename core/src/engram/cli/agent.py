@@ -1,7 +1,7 @@
 """``engram mcp``, ``engram watch`` and ``engram sessions``: engram as a live agent companion.
 
-``mcp`` and ``watch`` need the ``agent`` extra (``pip install 'engram[agent]'``); they import it
-only when run, so the rest of the CLI works without it.
+``mcp`` and ``watch`` need the ``agent`` extra (``pip install -e './core[agent]'`` in a checkout);
+they import it only when run, so the rest of the CLI works without it.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import typer
 from engram.cli.common import console, err_console, open_memory, print_labelled
 from engram.errors import ConfigError
 from engram.ingest.report import IndexReport
+from engram.install import install_hint
 
-AGENT_EXTRA = "pip install 'engram[agent]'"
+AGENT_EXTRA = install_hint("engram-kit-core", "agent")
 
 
 def register(app: typer.Typer) -> None:
