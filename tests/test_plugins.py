@@ -376,7 +376,6 @@ def test_installed_plugin_with_misspelled_hook_fails_at_load(tmp_path: Path) -> 
         "engram_typo",
         """
         from engram.hookspecs import hookimpl
-from engram.install import CHECKOUT_PATHS
 
         @hookimpl
         def register_storez(register):
@@ -406,7 +405,6 @@ def test_two_distributions_registering_one_store_name_are_named_both(
         """
         from engram.default_plugins.memory_store import MemoryStore
         from engram.hookspecs import hookimpl
-from engram.install import CHECKOUT_PATHS
 
         class RivalStore(MemoryStore):
             pass

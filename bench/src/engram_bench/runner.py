@@ -31,6 +31,7 @@ from engram_bench.pipeline import run_pipeline
 from engram_bench.quality import Embedded, embed_dataset, run_dataset
 from engram_bench.report import render_markdown, write_json
 from engram_bench.speed import run_speed
+from engram_bench.startup import run_startup
 from engram_bench.stores import select_stores
 
 Log = Callable[[str], None]
@@ -127,6 +128,8 @@ def run(config: BenchConfig, *, command: str | None = None, log: Log | None = No
                 cold_open=config.cold_open,
                 log=log,
             )
+            if config.cold_open:  # new processes, as the store cold opens above
+                results["startup"] = run_startup(workdir, repeats=9, log=log)
         if "pipeline" in config.sections:
             results["pipeline"] = run_pipeline(
                 registry,
