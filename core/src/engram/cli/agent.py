@@ -87,13 +87,17 @@ def watch_command(
             console.print(f"{event.source}: {event.report.summary()}", highlight=False)
 
     with open_memory(ctx) as memory:
-        watch_memory(
-            memory,
-            on_event=show,
-            on_ready=lambda: err_console.print("watching for changes (Ctrl+C stops)"),
-            debounce_ms=debounce_ms,
-            sessions=sessions,
-        )
+        try:
+            watch_memory(
+                memory,
+                on_event=show,
+                on_ready=lambda: err_console.print("watching for changes (Ctrl+C stops)"),
+                debounce_ms=debounce_ms,
+                sessions=sessions,
+            )
+        except KeyboardInterrupt:
+            err_console.print("stopped watching", highlight=False)
+            raise typer.Exit(130) from None
 
 
 def sessions_command(

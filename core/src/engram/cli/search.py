@@ -32,7 +32,10 @@ def search_command(
         str | None,
         typer.Option(
             "--filter",
-            help='Metadata filter as JSON, e.g. \'{"op":"eq","field":"type","value":"decision"}\'.',
+            # Short tokens: click wraps help text and breaks a word longer than its column.
+            help='Metadata filter as JSON: \'{"type":"decision"}\' (each field equals its '
+            "value; a list means any of them); other operators (ne, range, and, or, not): "
+            "docs/configuration.md, Filters.",
         ),
     ] = None,
     include_superseded: Annotated[
