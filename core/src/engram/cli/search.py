@@ -12,6 +12,7 @@ from engram.cli.common import console, open_memory, print_labelled
 from engram.errors import ConfigError
 from engram.filters import parse_filter
 from engram.models import SearchMode, SearchResult
+from engram.snippets import snippet
 
 SNIPPET_CHARS = 160
 
@@ -104,7 +105,7 @@ def search_command(
             str(rank),
             f"{hit.score:.3f}",
             f"{hit.chunk.document_id}:{meta.get('start_line', '?')}-{meta.get('end_line', '?')}",
-            _snippet(hit.chunk.text),
+            snippet(hit.chunk.text, query, SNIPPET_CHARS),
         )
     console.print(table)
 
@@ -133,11 +134,6 @@ def _parse_lines(raw: str) -> tuple[int, int]:
     if a < 1 or b < a:
         raise ConfigError(f"--lines {raw}: need 1 <= START <= END")
     return a, b
-
-
-def _snippet(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
 
 
 def _as_json(result: SearchResult) -> dict[str, object]:
