@@ -129,7 +129,7 @@ def test_ctrl_c_stops_engram_watch_with_130_like_every_command(tmp_path: Path) -
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert proc.stderr is not None
-    seen = []
+    seen: list[str] = []
     while not seen or "watching for changes" not in seen[-1]:
         line = proc.stderr.readline()
         assert line, f"watch ended before it was ready: {seen}"
