@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -84,7 +85,7 @@ def test_error_text_keeps_its_brackets(
     monkeypatch.setitem(sys.modules, "mcp", None)
     code, _, err = cli(capsys, "mcp")
     assert code == 1
-    assert "pip install 'engram[agent]'" in err
+    assert "pip install -e './core[agent]'" in err
     code, _, err = cli(capsys, "--store", "[nope]", "stats")
     assert code == 1 and "no store named '[nope]'" in err
 
@@ -166,7 +167,7 @@ def test_index_without_a_terminal_prints_plain_progress_lines_on_stderr(project:
 def test_index_in_a_terminal_draws_a_bar_instead(project: Path) -> None:
     big_vault(project, 600)
     leader, follower = pty.openpty()
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "engram", "index"],
         stdout=subprocess.PIPE,
         stderr=follower,
@@ -178,12 +179,18 @@ def test_index_in_a_terminal_draws_a_bar_instead(project: Path) -> None:
             **FAST_PROGRESS,
         },
         cwd=project,
-        check=False,
-        timeout=120,
     )
     os.close(follower)
-    seen = _drain(leader)
-    assert proc.returncode == 0 and "601 new" in proc.stdout
+    # Read the terminal while the index runs: an unread pty fills its buffer (a few KB of bar
+    # redraws on a slow machine) and blocks the writer for ever.
+    terminal: list[str] = []
+    reader = threading.Thread(target=lambda: terminal.append(_drain(leader)), daemon=True)
+    reader.start()
+    stdout, _ = proc.communicate(timeout=600)
+    reader.join(timeout=60)
+    assert not reader.is_alive(), "the terminal never closed"
+    seen = terminal[0]
+    assert proc.returncode == 0 and "601 new" in stdout
     assert "/601" in seen  # the bar's done/total column
     assert "files/s" not in seen  # no plain lines on a terminal
 

@@ -211,7 +211,7 @@ def test_without_the_extra_the_command_says_what_to_install(tmp_path: Path) -> N
         timeout=120,
         check=False,
     )
-    assert result.returncode == 1 and "pip install 'engram[dashboard]'" in result.stderr
+    assert result.returncode == 1 and "pip install -e './core[dashboard]'" in result.stderr
     assert "Traceback" not in result.stderr
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -88,18 +87,18 @@ def test_a_delayed_answer_is_recorded_at_once_and_woken_when_the_server_stops(
     fake_api: StartApi,
 ) -> None:
     api = fake_api(OpenAIEmbeddings())
-    api.enqueue(Reply(delay=30.0))
+    api.enqueue(Reply(delay=600.0))
     body = {"input": ["a"], "model": "text-embedding-3-small"}
     with pytest.raises(TimeoutError):
         call(f"{api.url}/embeddings", body, key=api.api_key, timeout=0.2)
     assert api.statuses() == [200]  # the answer it was holding back
     handlers = [t for t in threading.enumerate() if "process_request" in t.name]
     assert handlers  # the one still holding its answer back
-    started = time.monotonic()
     api.stop()
+    # Woken, not timed out: the answer was held for 600 s, and the cap is far below that.
     for thread in handlers:
-        thread.join(timeout=5)
-    assert not any(t.is_alive() for t in handlers) and time.monotonic() - started < 5
+        thread.join(timeout=120)
+    assert not any(t.is_alive() for t in handlers)
     with pytest.raises(urllib.error.URLError, match="refused"):
         call(f"{api.url}/embeddings", body, key=api.api_key)
     api.stop()  # stopping twice is harmless (the fixture stops it again)

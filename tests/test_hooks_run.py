@@ -162,11 +162,13 @@ def test_a_store_locked_by_another_process_is_cut_at_the_timeout(good: Path) -> 
         holder.execute("PRAGMA locking_mode=EXCLUSIVE")
         holder.execute("BEGIN EXCLUSIVE")
         holder.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        # The store would wait 600 s for the lock; run_hook gives up at 120 s, so a hook that
+        # returns at all was cut by its own timeout, which the message names. No wall-clock
+        # bound: a loaded machine may take longer than 2 s to start the worker and kill it.
         run = run_hook("session-start", "--host", "claude-code", "--timeout", "2", cwd=good)
     finally:
         holder.close()
     assert "no answer within 2 s" in run.failed_quietly()
-    assert run.seconds < 2 + 6, f"took {run.seconds:.1f}s"
 
 
 @pytest.fixture

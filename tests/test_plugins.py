@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict
 import engram_sqlite
 from engram.errors import PluginNotFound
 from engram.hookspecs import hookimpl
+from engram.install import CHECKOUT_PATHS
 from engram.plugins import build_registry, describe_plugins, get_plugin_manager
 from engram.registry import KINDS, Kind, Register
 
@@ -452,15 +453,23 @@ def test_unknown_store_lists_installed_names() -> None:
 )
 def test_known_separate_distributions_get_an_install_hint(kind: Kind, name: str, dist: str) -> None:
     registry = build_registry(get_plugin_manager(load_entry_points=False))
-    with pytest.raises(PluginNotFound, match=f"; install it with: pip install {dist}$"):
+    folder = CHECKOUT_PATHS[dist]
+    with pytest.raises(PluginNotFound) as info:
         registry.get(kind, name)
+    assert str(info.value).endswith(
+        f"; install it from an engram checkout: pip install -e ./{folder} "
+        f"(once published: pip install {dist})"
+    )
+    assert (REPO / folder / "pyproject.toml").is_file()
 
 
 def test_unknown_name_lists_third_party_parts_too(allow_lists: dict[str, Any]) -> None:
     error = allow_lists[EXAMPLE_DIST]["missing"]["lancedb"]
     assert error.startswith("PluginNotFound: no store named 'lancedb' is installed")
     assert "(installed: example, memory)" in error
-    assert error.endswith("install it with: pip install engram-lancedb")
+    assert error.endswith(
+        "pip install -e ./backends/lancedb (once published: pip install engram-lancedb)"
+    )
 
 
 # --- (g) tracing -----------------------------------------------------------------------------

@@ -40,5 +40,5 @@ def test_without_the_package_bench_says_how_to_install_it() -> None:
     missing = engram("bench", "--quick", "--stores", "memory", ENGRAM_LOAD_PLUGINS="engram-sqlite")
     assert missing.returncode == 1
     lines = missing.stderr.strip().splitlines()
-    assert len(lines) == 1 and "pip install engram-bench" in lines[0]
+    assert len(lines) == 1 and "pip install -e ./bench" in lines[0]
     assert "Traceback" not in missing.stderr and missing.stdout == ""

@@ -380,7 +380,7 @@ def test_plugin_options_for_an_unknown_backend_list_what_is_installed(
     with pytest.raises(PluginNotFound) as info:
         store_options(config, registry)
     assert "installed: probe" in str(info.value)
-    assert "pip install engram-lancedb" in str(info.value)
+    assert "pip install -e ./backends/lancedb" in str(info.value)
 
 
 def test_user_file_defaults_to_xdg_config_home(

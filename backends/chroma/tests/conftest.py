@@ -52,7 +52,7 @@ def chroma_executable() -> str:
     beside = Path(sys.executable).parent / "chroma"
     found = str(beside) if beside.exists() else shutil.which("chroma")
     if found is None:
-        raise pytest.UsageError("the `chroma` command is missing: pip install engram-chroma")
+        raise pytest.UsageError("the `chroma` command is missing: pip install -e ./backends/chroma")
     return found
 
 

@@ -16,7 +16,7 @@ from engram.registry import Registry
 
 # Libraries whose versions explain a number; missing ones are simply not listed.
 LIBRARIES = (
-    "engram",
+    "engram-kit-core",
     "numpy",
     "pydantic",
     "sqlite-vec",

@@ -9,6 +9,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from engram_bench import startup
+
 Row = Sequence[object]
 
 
@@ -414,6 +416,8 @@ def render_markdown(results: dict[str, Any], images: dict[str, str]) -> str:
     lines = _header(results)
     lines += _quality(results, images)
     lines += _speed(results, images)
+    if results.get("startup"):
+        lines += startup.render(results["startup"])
     lines += _pipeline(results, images)
     lines += _peers(results)
     return "\n".join(lines) + "\n"

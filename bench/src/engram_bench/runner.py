@@ -31,6 +31,7 @@ from engram_bench.pipeline import run_pipeline
 from engram_bench.quality import Embedded, embed_dataset, run_dataset
 from engram_bench.report import render_markdown, write_json
 from engram_bench.speed import run_speed
+from engram_bench.startup import run_startup
 from engram_bench.stores import select_stores
 
 Log = Callable[[str], None]
@@ -66,7 +67,8 @@ def _embedders(
     if not usable and ({"quality", "pipeline"} & set(config.sections)):
         raise ConfigError(
             f"none of the embedders {', '.join(config.embedders)} can be built ({'; '.join(notes)})"
-            f"; install one (pip install engram-local) or pass --embedders hash"
+            "; install one (from the engram checkout: pip install -e ./embedders/local) or pass "
+            "--embedders hash"
         )
     return usable
 
@@ -79,7 +81,8 @@ def run(config: BenchConfig, *, command: str | None = None, log: Log | None = No
     specs, skipped = select_stores(registry, config.stores, config.store_options)
     if not specs:
         raise ConfigError(
-            "no store can be benchmarked; install one (pip install engram-sqlite) or check "
+            "no store can be benchmarked; install one (from the engram checkout: pip install -e "
+            "./backends/sqlite) or check "
             "--stores and --store-option"
         )
     notes: list[str] = []
@@ -125,6 +128,8 @@ def run(config: BenchConfig, *, command: str | None = None, log: Log | None = No
                 cold_open=config.cold_open,
                 log=log,
             )
+            if config.cold_open:  # new processes, as the store cold opens above
+                results["startup"] = run_startup(workdir, repeats=9, log=log)
         if "pipeline" in config.sections:
             results["pipeline"] = run_pipeline(
                 registry,

@@ -268,7 +268,7 @@ def _cold_open(spec: StoreSpec, folder: Path, vector: list[float]) -> dict[str, 
             )
         )
         env = dict(os.environ)
-        if spec.entry.distribution and spec.entry.distribution != "engram":
+        if spec.entry.distribution and spec.entry.distribution != "engram-kit-core":
             env["ENGRAM_LOAD_PLUGINS"] = spec.entry.distribution
         began = time.perf_counter()
         proc = subprocess.run(

@@ -139,16 +139,39 @@ for _model in (And, Or, Not):
 _ADAPTER: TypeAdapter[Filter] = TypeAdapter(Filter)
 
 
+FILTER_FORMS = (
+    'a filter is {"field": value, ...} (each field equals its value; a list value means any of '
+    'them) or {"op": "eq"|"ne"|"in"|"contains"|"range"|"and"|"or"|"not", ...}, e.g. '
+    '{"op": "eq", "field": "type", "value": "decision"}'
+)
+
+
 def parse_filter(data: Any) -> Filter:
-    """Validate a filter given as a dict (JSON, config, tool input); ``FilterError`` if bad."""
+    """Validate a filter given as a dict (JSON, config, tool input); ``FilterError`` if bad.
+
+    Besides the ``op`` form, a plain ``{"field": value}`` means equality (what people type
+    first, and MongoDB-style stores take): every key must match; a list value means ``In``."""
     if isinstance(data, Eq | Ne | In | Contains | Range | And | Or | Not):
         return data
+    if isinstance(data, dict) and data and "op" not in data:
+        data = _equalities(data)
     try:
         return _ADAPTER.validate_python(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "filter"
-        raise FilterError(f"malformed filter at {where}: {first['msg']}") from None
+        raise FilterError(f"malformed filter at {where}: {first['msg']}; {FILTER_FORMS}") from None
+
+
+def _equalities(fields: dict[str, Any]) -> dict[str, Any]:
+    """``{"type": "note", "tags": ["a", "b"]}`` as the op form: an and of eq / in filters."""
+    parts = [
+        {"op": "in", "field": k, "values": v}
+        if isinstance(v, list)
+        else {"op": "eq", "field": k, "value": v}
+        for k, v in fields.items()
+    ]
+    return parts[0] if len(parts) == 1 else {"op": "and", "filters": parts}
 
 
 def where(**equals: Scalar) -> Filter | None:

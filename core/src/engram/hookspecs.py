@@ -8,11 +8,14 @@ arguments than its spec, so hooks can grow without breaking plugins.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pluggy
-import typer
 
 from engram.registry import Register
+
+if TYPE_CHECKING:  # one annotation; every hook caller would otherwise import typer
+    import typer
 
 PROJECT = "engram"
 hookspec = pluggy.HookspecMarker(PROJECT)

@@ -143,7 +143,7 @@ def _origin(factory: Callable[..., Any]) -> tuple[str, str | None, str | None]:
         factory = factory.func
     module = getattr(factory, "__module__", None) or "unknown"
     top = module.split(".")[0]
-    dist = _module_distributions().get(top)
+    dist = _entry_point_distributions().get(top) or _installed_distributions().get(top)
     if dist is None:
         return module, None, None
     try:
@@ -153,15 +153,21 @@ def _origin(factory: Callable[..., Any]) -> tuple[str, str | None, str | None]:
 
 
 @functools.cache
-def _module_distributions() -> dict[str, str]:
-    """Top-level module → distribution. Entry points name their module even for editable
-    installs, where ``packages_distributions()`` knows only the .pth file."""
-    found = {top: dists[0] for top, dists in metadata.packages_distributions().items() if dists}
+def _entry_point_distributions() -> dict[str, str]:
+    """Top-level module → distribution, from the entry points (they name their module even for
+    editable installs) and core's own name: enough for every plugin loaded the usual way."""
+    found = {"engram": "engram-kit-core"}
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if ep.dist is not None:
             found.setdefault(ep.module.split(".")[0], ep.dist.name)
-    found.setdefault("engram", "engram")
     return found
+
+
+@functools.cache
+def _installed_distributions() -> dict[str, str]:
+    """Top-level module → distribution for every installed one: reads every RECORD file (seconds
+    on a large environment), so only for a plugin registered without an entry point."""
+    return {top: dists[0] for top, dists in metadata.packages_distributions().items() if dists}
 
 
 def describe_plugins(registry: Registry) -> list[dict[str, str | None]]:

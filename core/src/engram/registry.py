@@ -12,6 +12,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from engram.errors import DuplicatePlugin, PluginNotFound
+from engram.install import install_hint
 
 Kind = Literal["store", "embedder", "extractor", "searcher"]
 KINDS: tuple[Kind, ...] = ("store", "embedder", "extractor", "searcher")
@@ -77,7 +78,7 @@ class Registry:
         hint = ""
         dist = KNOWN_DISTRIBUTIONS.get((kind, name))
         if dist:
-            hint = f"; install it with: pip install {dist}"
+            hint = f"; install it from an engram checkout: {install_hint(dist)}"
         raise PluginNotFound(
             f"no {kind} named {name!r} is installed (installed: {installed}){hint}"
         )

@@ -101,7 +101,9 @@ def watch_memory(
         stop_event=stop_event,
         rust_timeout=READY_TICK_MS,
         yield_on_timeout=True,
-        raise_interrupt=False,
+        # Ctrl+C reaches the caller (the CLI exits 130, like every command); watchfiles would
+        # otherwise log "KeyboardInterrupt caught" and return as if stopped on request.
+        raise_interrupt=True,
     ):
         if not ready:
             ready = True

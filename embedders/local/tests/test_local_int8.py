@@ -136,6 +136,7 @@ def test_without_the_int8_extra_construction_names_the_install(
     # sys.modules[name] = None is how Python marks a module as not importable.
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
     with pytest.raises(
-        EmbedderError, match=r"onnxruntime; install with: pip install 'engram-local\[int8\]'"
+        EmbedderError,
+        match=r"onnxruntime; install with: pip install -e './embedders/local\[int8\]'",
     ):
         LocalEmbedder(LocalOptions(precision="int8"))

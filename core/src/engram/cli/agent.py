@@ -1,7 +1,7 @@
 """``engram mcp``, ``engram watch`` and ``engram sessions``: engram as a live agent companion.
 
-``mcp`` and ``watch`` need the ``agent`` extra (``pip install 'engram[agent]'``); they import it
-only when run, so the rest of the CLI works without it.
+``mcp`` and ``watch`` need the ``agent`` extra (``pip install -e './core[agent]'`` in a checkout);
+they import it only when run, so the rest of the CLI works without it.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import typer
 from engram.cli.common import console, err_console, open_memory, print_labelled
 from engram.errors import ConfigError
 from engram.ingest.report import IndexReport
+from engram.install import install_hint
 
-AGENT_EXTRA = "pip install 'engram[agent]'"
+AGENT_EXTRA = install_hint("engram-kit-core", "agent")
 
 
 def register(app: typer.Typer) -> None:
@@ -86,13 +87,17 @@ def watch_command(
             console.print(f"{event.source}: {event.report.summary()}", highlight=False)
 
     with open_memory(ctx) as memory:
-        watch_memory(
-            memory,
-            on_event=show,
-            on_ready=lambda: err_console.print("watching for changes (Ctrl+C stops)"),
-            debounce_ms=debounce_ms,
-            sessions=sessions,
-        )
+        try:
+            watch_memory(
+                memory,
+                on_event=show,
+                on_ready=lambda: err_console.print("watching for changes (Ctrl+C stops)"),
+                debounce_ms=debounce_ms,
+                sessions=sessions,
+            )
+        except KeyboardInterrupt:
+            err_console.print("stopped watching", highlight=False)
+            raise typer.Exit(130) from None
 
 
 def sessions_command(

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
-from engram.config import EngramConfig, load_config, parse_overrides
-from engram.memory import Memory
+from engram import __version__
+
+if TYPE_CHECKING:  # loaded by the commands that open a memory, not by --help or --version
+    from engram.config import EngramConfig
+    from engram.memory import Memory
 
 # Markup off: what the CLI prints is paths, notes, queries and library messages, where "[agent]"
 # or "[search]" is text, not a style. Colour comes from print_labelled, never from the text.
@@ -21,6 +24,16 @@ err_console = Console(stderr=True, markup=False)
 def print_labelled(label: str, text: str, style: str = "yellow") -> None:
     """One message on stderr: a coloured label ("error:", "warning:"), then ``text`` as it is."""
     err_console.print(Text.assemble((label, style), " ", text), highlight=False, soft_wrap=True)
+
+
+def version_line() -> str:
+    return f"engram {__version__}"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        console.print(version_line(), highlight=False)
+        raise typer.Exit()
 
 
 def global_options(
@@ -37,8 +50,16 @@ def global_options(
         list[str] | None,
         typer.Option("--set", help="Override any setting: --set search.limit=10 (repeatable)."),
     ] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_print_version, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
     """Durable, searchable memory for AI agents."""
+    from engram.config import parse_overrides
+
     overrides: dict[str, Any] = parse_overrides(set_ or [])
     if store:
         overrides.setdefault("store", {})["backend"] = store
@@ -48,9 +69,13 @@ def global_options(
 
 
 def get_config(ctx: typer.Context) -> EngramConfig:
+    from engram.config import load_config
+
     obj = ctx.find_root().obj or {}
     return load_config(obj.get("overrides"), project_file=obj.get("config_file"))
 
 
 def open_memory(ctx: typer.Context) -> Memory:
+    from engram.memory import Memory
+
     return Memory.open(get_config(ctx))

@@ -10,8 +10,9 @@ import typer
 
 from engram.cli.common import console, open_memory, print_labelled
 from engram.errors import ConfigError
+from engram.install import install_hint
 
-DASHBOARD_EXTRA = "pip install 'engram[dashboard]'"
+DASHBOARD_EXTRA = install_hint("engram-kit-core", "dashboard")
 
 
 def register(app: typer.Typer) -> None:

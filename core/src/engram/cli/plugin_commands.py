@@ -9,6 +9,7 @@ from collections.abc import Callable
 import typer
 
 from engram.errors import ConfigError, EngramError
+from engram.install import install_hint
 from engram.plugins import get_plugin_manager
 
 log = logging.getLogger(__name__)
@@ -16,8 +17,8 @@ log = logging.getLogger(__name__)
 # Commands that live in a package of their own: the hint shown when it is missing.
 PACKAGED_COMMANDS = {
     "bench": (
-        "engram bench is the benchmark harness, in its own package: pip install engram-bench "
-        "(in this repository: pip install -e ./bench)"
+        "engram bench is the benchmark harness, in its own package; from an engram checkout: "
+        + install_hint("engram-bench")
     ),
 }
 

@@ -14,6 +14,7 @@ from engram.filters import And, Eq, Filter, parse_filter
 from engram.lifecycle.conflicts import conflict_note, created_at_of
 from engram.models import SearchMode, SearchResult
 from engram.search.types import asked_type, typed_hits, with_typed
+from engram.snippets import snippet
 
 SNIPPET_CHARS = 160
 
@@ -34,7 +35,10 @@ def search_command(
         str | None,
         typer.Option(
             "--filter",
-            help='Metadata filter as JSON, e.g. \'{"op":"eq","field":"type","value":"decision"}\'.',
+            # Short tokens: click wraps help text and breaks a word longer than its column.
+            help='Metadata filter as JSON: \'{"type":"decision"}\' (each field equals its '
+            "value; a list means any of them); other operators (ne, range, and, or, not): "
+            "docs/configuration.md, Filters.",
         ),
     ] = None,
     include_superseded: Annotated[
@@ -119,7 +123,7 @@ def search_command(
             f"{hit.score:.3f}",
             f"{hit.chunk.document_id}:{meta.get('start_line', '?')}-{meta.get('end_line', '?')}"
             + conflict_note(meta, created),
-            _snippet(hit.chunk.text),
+            snippet(hit.chunk.text, query, SNIPPET_CHARS),
         )
     console.print(table)
 
@@ -148,11 +152,6 @@ def _parse_lines(raw: str) -> tuple[int, int]:
     if a < 1 or b < a:
         raise ConfigError(f"--lines {raw}: need 1 <= START <= END")
     return a, b
-
-
-def _snippet(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
 
 
 def _as_json(result: SearchResult) -> dict[str, object]:

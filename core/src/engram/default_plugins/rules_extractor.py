@@ -238,14 +238,68 @@ def project_memories(messages: Sequence[Message]) -> list[ExtractedMemory]:
         found.append(_memory("tech-context", tech))
     for name, text in files.items():
         if name.lower().endswith((".md", ".rst", ".txt")) or name.upper().startswith("README"):
-            for sentence in rp.sentences(text):
+            for sentence in rp.sentences(_prose(text)):
                 fact = rp.config_fact(sentence)
                 if fact and rp.is_statement(sentence):
                     found.append(_memory("project-config", fact))
+            commands = _fenced_commands(text)
+            if commands:
+                listed = "; ".join(f"`{c}`" for c in commands)
+                found.append(_memory("project-config", f"Commands in {name}: {listed}."))
     scripts = _npm_scripts(files.get("package.json", ""))
     if scripts:
         found.append(_memory("project-config", scripts))
     return found
+
+
+SHELLS = frozenset({"bash", "sh", "shell", "zsh", "console", "shell-session"})
+MAX_COMMANDS = 8
+
+
+_BLOCK_START = re.compile(r"^\s*(?:#|[-*+]\s|\d+[.)]\s|>|```)")
+
+
+def _prose(text: str) -> str:
+    """A document as one line per paragraph, without its tables: a table row ("| `engram index`
+    | what it does |") names commands but states no fact about this project, and a sentence
+    wrapped over two lines is one sentence. Headings, list items and fences keep their lines."""
+    out: list[str] = []
+    joining = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("|"):
+            joining = False
+            continue
+        if not line.strip() or _BLOCK_START.match(line):
+            out.append(line)
+            joining = bool(line.strip()) and not line.lstrip().startswith(("#", "```"))
+            continue
+        if joining and out:
+            out[-1] += " " + line.strip()
+        else:
+            out.append(line)
+        joining = True
+    return "\n".join(out)
+
+
+def _fenced_commands(text: str) -> list[str]:
+    """The commands of a document's shell code blocks (```bash, ```sh, ```console, ...): what a
+    newcomer runs first, as the document spells them. In a console block only the "$ " lines
+    are commands (the rest is output)."""
+    commands: list[str] = []
+    shell: str | None = None  # the open block's language; None outside a block
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            shell = stripped[3:].strip().lower() if shell is None else None
+            continue
+        if shell not in SHELLS:
+            continue
+        if shell in ("console", "shell-session") and not stripped.startswith("$ "):
+            continue
+        command = stripped.removeprefix("$ ").strip()
+        if command and not command.startswith("#") and command not in commands:
+            commands.append(command if len(command) <= 400 else command[:399] + "…")
+    return commands[:MAX_COMMANDS]
 
 
 def _files(messages: Sequence[Message]) -> dict[str, str]:

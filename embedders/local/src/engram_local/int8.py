@@ -23,7 +23,7 @@ from engram.errors import EmbedderError
 from engram_local.loader import ModelSpec, load_weights
 from engram_local.model import F32, Ints
 
-INSTALL_HINT = "pip install 'engram-local[int8]'"
+INSTALL_HINT = "pip install -e './embedders/local[int8]' in the engram checkout"
 DEFAULT_CACHE = Path("~/.cache/engram/models")
 # Bumped when the graph or the quantization recipe changes, so an old cached file is not reused.
 RECIPE = 1

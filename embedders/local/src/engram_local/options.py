@@ -57,8 +57,9 @@ class LocalOptions(BaseModel):
         default="float32",
         description=(
             "float32: the exact model in numpy. int8: the same weights quantized per channel and "
-            "run by onnxruntime (pip install 'engram-local[int8]'); faster, vectors slightly "
-            "different, so the index records the model as '<model>-int8' and needs a rebuild."
+            "run by onnxruntime (in the engram checkout: pip install -e "
+            "'./embedders/local[int8]'); faster, vectors slightly different, so the index "
+            "records the model as '<model>-int8' and needs a rebuild."
         ),
     )
     int8_cache: Path | None = Field(
