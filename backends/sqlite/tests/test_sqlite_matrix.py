@@ -21,8 +21,8 @@ from engram.plugins import get_plugin_manager
 from engram_sqlite import SQLiteOptions, SQLiteStore
 from engram_sqlite.driver import load_vec, select
 from engram_sqlite.fts import index_text
-from engram_sqlite.matrix import HEADER_BYTES, MAGIC
 from engram_sqlite.migrations import MIGRATIONS
+from engram_sqlite.sidefile import HEADER_BYTES, MAGIC
 
 DIM = 8
 IDENTITY = IndexIdentity(embedder="rand", model="r8", dimension=DIM, chunker="c")
@@ -68,15 +68,14 @@ def assert_exact(store: SQLiteStore, seed: int, k: int = 10) -> None:
         assert np.allclose([g[1] for g in got], [w[1] for w in want], atol=1e-5)
 
 
-def test_a_search_writes_the_side_file_and_a_new_store_maps_it(
+def test_the_writer_writes_the_side_file_and_a_new_store_maps_it(
     make_store: MakeStore, db_path: Path
 ) -> None:
     store = make_store()
     store.set_identity(IDENTITY)
     store.upsert(chunks(0, 300, seed=1))
-    assert not side_file(db_path).exists()  # writers never touch it
+    assert side_file(db_path).read_bytes().startswith(MAGIC)  # written by the writer, not a query
     assert_exact(store, seed=2)
-    assert side_file(db_path).read_bytes().startswith(MAGIC)
     again = make_store()
     assert_exact(again, seed=3)
     view = again._matrix._view
@@ -108,7 +107,7 @@ def test_an_old_side_file_is_caught_up_not_trusted(make_store: MakeStore, db_pat
         lambda p: p.write_bytes(b""),
         lambda p: p.write_bytes(os.urandom(HEADER_BYTES + 100)),
         lambda p: p.write_bytes(p.read_bytes()[:-7]),
-        lambda p: p.write_bytes(p.read_bytes().replace(b'"format": 1', b'"format": 9')),
+        lambda p: p.write_bytes(p.read_bytes().replace(b'"format": 2', b'"format": 9')),
         lambda p: p.unlink(),
     ],
     ids=["empty", "garbage", "truncated", "future-format", "missing"],
