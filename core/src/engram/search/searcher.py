@@ -3,8 +3,6 @@ degrades to keyword results (with a warning) when the embedder is missing or fai
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from engram.config import SearchConfig
@@ -242,13 +240,20 @@ def _embed_query(query: str, embedder: Embedder) -> list[float]:
             f"embedder {_describe(embedder)} returned {len(vectors)} vectors for one query; "
             f"the embedder is broken: fix or replace it"
         )
-    vector = [float(x) for x in vectors[0]]
-    if len(vector) != embedder.dimension:
+    try:
+        values = np.asarray(vectors[0], dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise EmbedderError(
+            f"embedder {_describe(embedder)} returned a query vector that is not numbers ({exc}); "
+            f"the embedder is broken: fix or replace it"
+        ) from None
+    vector: list[float] = values.reshape(-1).tolist()
+    if values.ndim != 1 or len(vector) != embedder.dimension:
         raise EmbedderError(
             f"embedder {_describe(embedder)} returned a {len(vector)}-dim vector but declares "
             f"{embedder.dimension} dims; set its dimension option to what the model returns"
         )
-    if not all(math.isfinite(x) for x in vector):
+    if not np.isfinite(values).all():
         raise EmbedderError(
             f"embedder {_describe(embedder)} returned NaN or infinite values for the query; "
             f"retry, or report it to the provider"
