@@ -250,9 +250,11 @@ def _speed(results: dict[str, Any], images: dict[str, str]) -> list[str]:
         "numpy exact. First query = the first vector query right after the bulk ingest, "
         "before any `optimize()`, in the writing store and in the store opened again, as a "
         "multiple of the store's own vector p50; then 5,000 stored vectors are replaced and "
-        "vector latency is measured again (x numpy). Reopen = build the store "
-        "again in this process + count + first query; cold open = a new Python process "
-        "(imports shown apart)."
+        "vector latency is measured again, each query timed in turn with numpy over the changed "
+        "matrix (x that paired numpy p50). Paired = vector and hybrid p50 again, each query timed "
+        "in turn with numpy's exact top-k, so both see the same load on a shared machine. "
+        "Reopen = build the store again in this process + count + first query; cold open = a new "
+        "Python process (imports shown apart)."
     )
     for run in speed["runs"]:
         base = run["baseline"]
@@ -323,6 +325,8 @@ def _cliffs(run: dict[str, Any]) -> list[str]:
                 _fmt(r.get("ingest_seconds"), 1),
                 _first(first, "same_store_ms", ratios.get("first_query_same_store_x_p50")),
                 _first(first, "reopened_ms", ratios.get("first_query_reopened_x_p50")),
+                _paired_ratio(ratios, "vector"),
+                _paired_ratio(ratios, "hybrid"),
                 "—" if not changes else f"{changes['changed']:,}",
                 "—"
                 if not changes
@@ -336,10 +340,17 @@ def _cliffs(run: dict[str, Any]) -> list[str]:
         "ingest s (side file included)",
         "first query ms, same store (x p50)",
         "first query ms, reopened (x p50)",
+        "vector x paired numpy",
+        "hybrid x paired numpy",
         "vectors changed",
         "vector p50/p95/p99 ms after (x numpy)",
     ]
     return ["", table(header, rows)]
+
+
+def _paired_ratio(ratios: dict[str, float], mode: str) -> str:
+    value = ratios.get(f"{mode}_p50_x_paired_numpy")
+    return "—" if value is None else f"{value:.2f}x"
 
 
 def _first(first: dict[str, Any] | None, key: str, ratio: float | None) -> str:

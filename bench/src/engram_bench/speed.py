@@ -146,6 +146,16 @@ def measure_store(
             lambda t: searcher.search(t, store, embedder, mode="hybrid", limit=K), queries.texts
         )[0]
         if "vector" in caps:
+            numpy_floor = lambda v: exact_top_k(data.vectors, v, K)  # noqa: E731
+            out["paired"] = {
+                "vector": _paired(numpy_floor, lambda v: store.vector_search(v, K), qvec, qvec),
+                "hybrid": _paired(
+                    numpy_floor,
+                    lambda t: searcher.search(t, store, embedder, mode="hybrid", limit=K),
+                    qvec,
+                    queries.texts,
+                ),
+            }
             out["after_changes"] = _after_changes(store, data, qvec, batch)
         out["peak_rss_mib"] = peak_rss_mb()
         out["rss_before_mib"] = rss_before
@@ -219,7 +229,8 @@ def _after_changes(
     store: Store, data: synthetic.Corpus, qvec: list[list[float]], batch: int
 ) -> dict[str, Any]:
     """Vector latency after ``CHANGED`` stored vectors are replaced (new directions, same ids),
-    with no ``optimize`` after: what a long-lived memory looks like between maintenance runs."""
+    with no ``optimize`` after: what a long-lived memory looks like between maintenance runs.
+    Its numpy floor (over the changed matrix) is timed query by query in turn with it."""
     n = len(data)
     changed = min(CHANGED, n // 2)
     rng = np.random.default_rng(7)
@@ -241,11 +252,40 @@ def _after_changes(
         ]
         with write.running():
             store.upsert(chunks)
+    matrix = data.vectors.copy()
+    matrix[picked] = fresh
+    floor, store_ms = _paired(
+        lambda v: exact_top_k(matrix, v, K), lambda v: store.vector_search(v, K), qvec, qvec
+    )
     return {
         "changed": changed,
         "write_seconds": write.seconds,
-        "vector_ms": _latency(lambda v: store.vector_search(v, K), qvec)[0],
+        "vector_ms": store_ms,
+        "numpy_ms": floor,
     }
+
+
+def _paired(
+    floor: Callable[[npt.NDArray[np.float32]], object],
+    call: Callable[[_In], object],
+    qvec: list[list[float]],
+    inputs: Sequence[_In],
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Latency of ``floor`` (numpy over the same vectors) and ``call``, query by query in turn,
+    so both see the same load on a shared machine."""
+    arrays = [np.asarray(v, dtype=np.float32) for v in qvec]
+    for a, v in zip(arrays[:WARMUP], inputs[:WARMUP], strict=True):
+        floor(a)
+        call(v)
+    floor_s, call_s = [], []
+    for a, v in zip(arrays, inputs, strict=True):
+        start = time.perf_counter()
+        floor(a)
+        middle = time.perf_counter()
+        call(v)
+        floor_s.append(middle - start)
+        call_s.append(time.perf_counter() - middle)
+    return summarize_ms(floor_s), summarize_ms(call_s)
 
 
 def _chunk_build_rates(
@@ -424,16 +464,28 @@ def _add_ratios(baseline: dict[str, Any], rows: list[dict[str, Any]]) -> None:
         for key in ("vector_ms", "keyword_ms", "hybrid_ms"):
             if key in row and floor > 0:
                 ratios[key.removesuffix("_ms") + "_p50_x_numpy"] = row[key]["p50"] / floor
-        changes = row.get("after_changes")
-        if changes and floor > 0:
-            ratios["after_changes_vector_p50_x_numpy"] = changes["vector_ms"]["p50"] / floor
-        first = row.get("first_query")
-        if first and "vector_ms" in row and row["vector_ms"]["p50"] > 0:
-            p50 = row["vector_ms"]["p50"]
-            for key in ("same_store_ms", "reopened_ms"):
-                if first.get(key) is not None:
-                    ratios[f"first_query_{key.removesuffix('_ms')}_x_p50"] = first[key] / p50
+        ratios.update(_cliff_ratios(row))
         cps = row.get("ingest_chunks_per_s")
         if cps:
             ratios["ingest_share_of_file_floor"] = cps / baseline["ingest_chunks_per_s"]
         row["ratios"] = ratios
+
+
+def _cliff_ratios(row: dict[str, Any]) -> dict[str, float]:
+    """Paired ratios (each against numpy timed in turn with it) and the first query's multiple
+    of the store's own p50."""
+    ratios: dict[str, float] = {}
+    changes = row.get("after_changes")
+    if changes and changes["numpy_ms"]["p50"] > 0:
+        paired = changes["numpy_ms"]["p50"]
+        ratios["after_changes_vector_p50_x_numpy"] = changes["vector_ms"]["p50"] / paired
+    for mode, (paired_floor, paired_ms) in row.get("paired", {}).items():
+        if paired_floor["p50"] > 0:
+            ratios[f"{mode}_p50_x_paired_numpy"] = paired_ms["p50"] / paired_floor["p50"]
+    first = row.get("first_query")
+    if first and "vector_ms" in row and row["vector_ms"]["p50"] > 0:
+        p50 = row["vector_ms"]["p50"]
+        for key in ("same_store_ms", "reopened_ms"):
+            if first.get(key) is not None:
+                ratios[f"first_query_{key.removesuffix('_ms')}_x_p50"] = first[key] / p50
+    return ratios
