@@ -79,7 +79,9 @@ def test_the_writer_writes_the_side_file_and_a_new_store_maps_it(
     again = make_store()
     assert_exact(again, seed=3)
     view = again._matrix._view
-    assert view is not None and isinstance(view.snapshot.matrix, np.memmap)
+    assert view is not None
+    matrix = view.snapshot.matrix
+    assert not matrix.flags.owndata and not matrix.flags.writeable  # the file's read-only map
 
 
 def test_an_old_side_file_is_caught_up_not_trusted(make_store: MakeStore, db_path: Path) -> None:
@@ -243,3 +245,21 @@ def test_kill_9_during_ingest_never_leaves_a_stale_answer(tmp_path: Path) -> Non
             assert every == {c.id for batch in store.iter_chunks() for c in batch}
         finally:
             store.close()
+
+
+def test_a_reader_behind_the_file_never_writes_it_back(
+    make_store: MakeStore, db_path: Path
+) -> None:
+    """A search whose transaction began before a writer appended (file newer than what it may
+    see) answers from its own generation and leaves the writer's newer file in place."""
+    writer, reader = make_store(), make_store()
+    writer.set_identity(IDENTITY)
+    writer.upsert(chunks(0, 200, seed=1))
+    with reader._db.read() as conn:  # the search's read transaction, opened before the write
+        seen = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+        writer.upsert(chunks(200, 260, seed=2))
+        written = side_file(db_path).read_bytes()
+        view = reader._matrix.view(conn, DIM)
+        assert len(view.snapshot) + len(view.delta_rowids) == seen == 200
+    assert side_file(db_path).read_bytes() == written
+    assert_exact(reader, seed=3)

@@ -13,11 +13,11 @@ _KEY = "identity"
 
 def load(conn: sqlite3.Connection) -> IndexIdentity | None:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (_KEY,)).fetchone()
-    return None if row is None else _parse(row[0])
+    return None if row is None else parse(row[0])
 
 
 @lru_cache(maxsize=16)
-def _parse(raw: str) -> IndexIdentity:
+def parse(raw: str) -> IndexIdentity:
     """Every search reads the identity; the same JSON is parsed once (the record is frozen)."""
     return IndexIdentity.model_validate_json(raw)
 

@@ -168,8 +168,9 @@ class SideMatrix:
         self._view: View | None = None
         self._snapshot: Snapshot | None = None
 
-    def view(self, conn: sqlite3.Connection, dimension: int) -> View:
-        state = read_state(conn)
+    def view(self, conn: sqlite3.Connection, dimension: int, state: State | None = None) -> View:
+        """The view of the read transaction ``conn`` is in (``state``: its ``read_state``)."""
+        state = read_state(conn) if state is None else state
         cached = self._view
         if cached is not None and cached.state == state and cached.dimension == dimension:
             return cached
@@ -194,6 +195,8 @@ class SideMatrix:
             state = read_state(conn)
             current = sidefile.load(self.path)
             header = None if current is None else current.header
+            if header is not None and _ahead(header, state, dimension):
+                return  # another writer already appended past this transaction
             if header is None or not _fits(header, state, dimension):
                 self._rebuild(conn, state, dimension)
                 return
@@ -255,6 +258,10 @@ class SideMatrix:
         top = int(rowids[-1]) if len(rowids) else 0
         header = Header(snapshot.store_uuid, snapshot.generation, dimension, len(rowids), 0, top)
         with contextlib.suppress(OSError), sidefile.locked(self.path):
+            on_disk = sidefile.load(self.path)
+            newer = State(header.generation + 1, header.store_uuid, 0)
+            if on_disk is not None and _ahead(on_disk.header, newer, dimension):
+                return snapshot  # a writer moved the file past this transaction: keep theirs
             sidefile.rewrite(self.path, header, sidefile.pack(rowids, matrix))
             loaded = sidefile.load(self.path)
             if loaded is not None and loaded.header == header:
@@ -286,6 +293,15 @@ def _fits(header: Header, state: State, dimension: int) -> bool:
     )
 
 
+def _ahead(header: Header, state: State, dimension: int) -> bool:
+    """Whether a file of this store is at or past ``state`` (nothing to add, never to replace)."""
+    return (
+        header.store_uuid == state.store_uuid
+        and header.dimension == dimension
+        and header.generation >= state.generation
+    )
+
+
 def _usable(snapshot: Snapshot | None, state: State, dimension: int) -> Snapshot | None:
     if snapshot is None or snapshot.store_uuid != state.store_uuid:
         return None
@@ -302,12 +318,18 @@ def _snapshot_of(records: Records) -> Snapshot:
 
 
 def read_state(conn: sqlite3.Connection) -> State:
-    values = dict(
-        conn.execute(
-            "SELECT key, value FROM meta WHERE key IN "
-            "('generation', 'store_uuid', 'tombstone_floor')"
-        ).fetchall()
+    return state_of(
+        dict(
+            conn.execute(
+                "SELECT key, value FROM meta WHERE key IN "
+                "('generation', 'store_uuid', 'tombstone_floor')"
+            ).fetchall()
+        )
     )
+
+
+def state_of(values: dict[str, Any]) -> State:
+    """The state in ``meta`` rows read by the caller (key → value)."""
     return State(
         generation=int(values.get("generation", 0)),
         store_uuid=str(values.get("store_uuid", "")),

@@ -110,7 +110,9 @@ def load(path: Path) -> Records | None:
             )
     except OSError:
         return None
-    return Records(header, records["rowid"], records["vector"])
+    # Plain ndarray views of the map (the map stays alive through them): indexing a memmap
+    # subclass goes through Python on every call, a cost each search paid several times.
+    return Records(header, records["rowid"].view(np.ndarray), records["vector"].view(np.ndarray))
 
 
 def pack(rowids: Rowids, matrix: Matrix) -> bytes:

@@ -30,7 +30,7 @@ from engram_sqlite.connection import Database
 from engram_sqlite.driver import DriverInfo
 from engram_sqlite.filters import compile_filter
 from engram_sqlite.fts import match_expression
-from engram_sqlite.matrix import SideMatrix, unit_rows
+from engram_sqlite.matrix import SideMatrix, State, state_of, unit_rows
 from engram_sqlite.migrations import (
     LATEST,
     bump_generation,
@@ -112,7 +112,7 @@ class SQLiteStore:
     # -- identity -----------------------------------------------------------------------------
 
     def get_identity(self) -> IndexIdentity | None:
-        with self._db.read() as conn:
+        with self._db.statement() as conn:
             return ident.load(conn)
 
     def set_identity(self, identity: IndexIdentity) -> None:
@@ -281,7 +281,7 @@ class SQLiteStore:
         ranked = self._keyword_ranked(query, k, filter)
         if ranked is None:
             return Candidates.empty()
-        with self._db.read() as conn:
+        with self._db.statement() as conn:
             rows = conn.execute(
                 f"SELECT top.rowid, c.id, top.score FROM ({ranked[0]}) AS top "
                 "JOIN chunks c ON c.rowid = top.rowid ORDER BY top.score DESC, c.rowid",
@@ -295,29 +295,30 @@ class SQLiteStore:
         check_finite(vector, "the query vector")
         rowids = np.asarray(keys, dtype=np.int64)
         with self._db.read() as conn:
-            identity = ident.load(conn)
+            identity, state = _search_meta(conn)
             if identity is None or not len(rowids):
                 return np.full(len(rowids), np.nan)
             query = unit_rows(prepare(vector, identity, "the query vector")[None, :])[0]
-            return self._matrix.view(conn, identity.dimension).scores_for(rowids, query)
+            view = self._matrix.view(conn, identity.dimension, state)
+            return view.scores_for(rowids, query)
 
     def chunks_for(self, keys: Keys, *, vectors: bool = False) -> list[Chunk]:
         """The chunks of these rowids in their order (vectors decoded only if asked)."""
         rowids = [int(k) for k in keys]
         if not rowids:
             return []
-        with self._db.read() as conn:
+        with self._db.statement() as conn:
             found = _chunks_by_rowid(conn, rowids, vectors=vectors)
         return [found[r] for r in rowids if r in found]
 
     def _vector_top(
         self, conn: sqlite3.Connection, vector: Sequence[float], k: int, where: str, params: Any
     ) -> list[tuple[int, float]]:
-        identity = ident.load(conn)
+        identity, state = _search_meta(conn)
         if identity is None:
             return []
         query = unit_rows(prepare(vector, identity, "the query vector")[None, :])[0]
-        view = self._matrix.view(conn, identity.dimension)
+        view = self._matrix.view(conn, identity.dimension, state)
         allowed = None
         if where != "1":
             rows = conn.execute(
@@ -411,6 +412,18 @@ def _chunks_by_rowid(
         (json.dumps(rowids),),
     ).fetchall()
     return {int(row[0]): to_chunk(row) for row in rows}
+
+
+def _search_meta(conn: sqlite3.Connection) -> tuple[IndexIdentity | None, State]:
+    """The identity and the vectors' state, in one statement (every search needs both)."""
+    values = dict(
+        conn.execute(
+            "SELECT key, value FROM meta WHERE key IN "
+            "('identity', 'generation', 'store_uuid', 'tombstone_floor')"
+        ).fetchall()
+    )
+    raw = values.get("identity")
+    return (None if raw is None else ident.parse(str(raw))), state_of(values)
 
 
 def _ids_by_rowid(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, str]:
