@@ -82,7 +82,18 @@ def test_memory_store_speed_run_reports_every_figure(tmp_path: Path, registry: R
         "keyword_p50_x_numpy",
         "hybrid_p50_x_numpy",
         "ingest_share_of_file_floor",
+        "after_changes_vector_p50_x_numpy",
+        "first_query_same_store_x_p50",
+        "vector_p50_x_paired_numpy",
+        "hybrid_p50_x_paired_numpy",
     }
+    first = row["first_query"]
+    assert first["same_store_ms"] > 0 and first["reopened_ms"] is None  # not persistent
+    assert row["after_changes"]["changed"] == 300  # half of a store smaller than 10,000
+    assert row["after_changes"]["vector_ms"]["n"] == 6
+    assert row["after_changes"]["numpy_ms"]["n"] == 6
+    for floor, store_ms in row["paired"].values():
+        assert floor["n"] == store_ms["n"] == 6
     assert row["chunk_build_per_s"]["validated"] > 0
     assert "disk_bytes" not in row and "cold_open" not in row  # not a persistent store
     assert not any(tmp_path.iterdir())

@@ -21,8 +21,8 @@ from engram.plugins import get_plugin_manager
 from engram_sqlite import SQLiteOptions, SQLiteStore
 from engram_sqlite.driver import load_vec, select
 from engram_sqlite.fts import index_text
-from engram_sqlite.matrix import HEADER_BYTES, MAGIC
 from engram_sqlite.migrations import MIGRATIONS
+from engram_sqlite.sidefile import HEADER_BYTES, MAGIC
 
 DIM = 8
 IDENTITY = IndexIdentity(embedder="rand", model="r8", dimension=DIM, chunker="c")
@@ -68,19 +68,20 @@ def assert_exact(store: SQLiteStore, seed: int, k: int = 10) -> None:
         assert np.allclose([g[1] for g in got], [w[1] for w in want], atol=1e-5)
 
 
-def test_a_search_writes_the_side_file_and_a_new_store_maps_it(
+def test_the_writer_writes_the_side_file_and_a_new_store_maps_it(
     make_store: MakeStore, db_path: Path
 ) -> None:
     store = make_store()
     store.set_identity(IDENTITY)
     store.upsert(chunks(0, 300, seed=1))
-    assert not side_file(db_path).exists()  # writers never touch it
+    assert side_file(db_path).read_bytes().startswith(MAGIC)  # written by the writer, not a query
     assert_exact(store, seed=2)
-    assert side_file(db_path).read_bytes().startswith(MAGIC)
     again = make_store()
     assert_exact(again, seed=3)
     view = again._matrix._view
-    assert view is not None and isinstance(view.snapshot.matrix, np.memmap)
+    assert view is not None
+    matrix = view.snapshot.matrix
+    assert not matrix.flags.owndata and not matrix.flags.writeable  # the file's read-only map
 
 
 def test_an_old_side_file_is_caught_up_not_trusted(make_store: MakeStore, db_path: Path) -> None:
@@ -108,7 +109,7 @@ def test_an_old_side_file_is_caught_up_not_trusted(make_store: MakeStore, db_pat
         lambda p: p.write_bytes(b""),
         lambda p: p.write_bytes(os.urandom(HEADER_BYTES + 100)),
         lambda p: p.write_bytes(p.read_bytes()[:-7]),
-        lambda p: p.write_bytes(p.read_bytes().replace(b'"format": 1', b'"format": 9')),
+        lambda p: p.write_bytes(p.read_bytes().replace(b'"format": 2', b'"format": 9')),
         lambda p: p.unlink(),
     ],
     ids=["empty", "garbage", "truncated", "future-format", "missing"],
@@ -244,3 +245,21 @@ def test_kill_9_during_ingest_never_leaves_a_stale_answer(tmp_path: Path) -> Non
             assert every == {c.id for batch in store.iter_chunks() for c in batch}
         finally:
             store.close()
+
+
+def test_a_reader_behind_the_file_never_writes_it_back(
+    make_store: MakeStore, db_path: Path
+) -> None:
+    """A search whose transaction began before a writer appended (file newer than what it may
+    see) answers from its own generation and leaves the writer's newer file in place."""
+    writer, reader = make_store(), make_store()
+    writer.set_identity(IDENTITY)
+    writer.upsert(chunks(0, 200, seed=1))
+    with reader._db.read() as conn:  # the search's read transaction, opened before the write
+        seen = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+        writer.upsert(chunks(200, 260, seed=2))
+        written = side_file(db_path).read_bytes()
+        view = reader._matrix.view(conn, DIM)
+        assert len(view.snapshot) + len(view.delta_rowids) == seen == 200
+    assert side_file(db_path).read_bytes() == written
+    assert_exact(reader, seed=3)

@@ -249,9 +249,14 @@ def _speed(results: dict[str, Any], images: dict[str, str]) -> list[str]:
         "`x numpy` = p50 over the same-run numpy exact top-k p50; ingest share = chunks/s over "
         "the raw file-write floor; a store with an `optimize()` step (LanceDB) runs it once after "
         "ingest, as after a large import, and its time follows the rate. ANN recall@10 against "
-        "numpy exact. Reopen = build the store "
-        "again in this process + count + first query; cold open = a new Python process "
-        "(imports shown apart)."
+        "numpy exact. First query = the first vector query right after the bulk ingest, "
+        "before any `optimize()`, in the writing store and in the store opened again, as a "
+        "multiple of the store's own vector p50; then 5,000 stored vectors are replaced and "
+        "vector latency is measured again, each query timed in turn with numpy over the changed "
+        "matrix (x that paired numpy p50). Paired = vector and hybrid p50 again, each query timed "
+        "in turn with numpy's exact top-k, so both see the same load on a shared machine. "
+        "Reopen = build the store again in this process + count + first query; cold open = a new "
+        "Python process (imports shown apart)."
     )
     for run in speed["runs"]:
         base = run["baseline"]
@@ -301,10 +306,60 @@ def _speed(results: dict[str, Any], images: dict[str, str]) -> list[str]:
                 rows,
             )
         )
+        lines += _cliffs(run)
     for key in ("latency", "ingest"):
         if key in images:
             lines += ["", f"![{key}]({images[key]})"]
     return lines
+
+
+def _cliffs(run: dict[str, Any]) -> list[str]:
+    """First query after the bulk ingest, and vector latency after many changed vectors."""
+    rows = []
+    for r in run["stores"]:
+        first, changes = r.get("first_query"), r.get("after_changes")
+        if not first and not changes:
+            continue
+        ratios = r.get("ratios", {})
+        rows.append(
+            [
+                r["store"],
+                _fmt(r.get("ingest_seconds"), 1),
+                _first(first, "same_store_ms", ratios.get("first_query_same_store_x_p50")),
+                _first(first, "reopened_ms", ratios.get("first_query_reopened_x_p50")),
+                _paired_ratio(ratios, "vector"),
+                _paired_ratio(ratios, "hybrid"),
+                "—" if not changes else f"{changes['changed']:,}",
+                "—"
+                if not changes
+                else _lat(changes["vector_ms"], ratios.get("after_changes_vector_p50_x_numpy")),
+            ]
+        )
+    if not rows:
+        return []
+    header = [
+        "store",
+        "ingest s (side file included)",
+        "first query ms, same store (x p50)",
+        "first query ms, reopened (x p50)",
+        "vector x paired numpy",
+        "hybrid x paired numpy",
+        "vectors changed",
+        "vector p50/p95/p99 ms after (x numpy)",
+    ]
+    return ["", table(header, rows)]
+
+
+def _paired_ratio(ratios: dict[str, float], mode: str) -> str:
+    value = ratios.get(f"{mode}_p50_x_paired_numpy")
+    return "—" if value is None else f"{value:.2f}x"
+
+
+def _first(first: dict[str, Any] | None, key: str, ratio: float | None) -> str:
+    value = None if not first else first.get(key)
+    if value is None:
+        return "—"
+    return f"{_ms(value)} ({ratio:.1f}x)" if ratio is not None else _ms(value)
 
 
 def _ingest(row: dict[str, Any], ratios: dict[str, float]) -> str:

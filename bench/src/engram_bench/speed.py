@@ -4,7 +4,8 @@ For each scale the physical baseline is measured first, in the same run and on t
 exact brute-force top-k with numpy (the floor for vector search), and writing the vectors and
 texts to one file with fsync (the floor for ingest). Every store figure is reported next to it.
 
-Ingest times ``Store.upsert`` alone, on validated ``Chunk`` objects built beforehand. How fast
+Ingest times ``Store.upsert`` alone, on validated ``Chunk`` objects built beforehand (their vectors
+are the corpus's float32 rows, as an embedder hands them over). How fast
 chunks can be built (validated, and with ``Chunk.model_construct``) is measured on the first
 batch and reported beside it: both are far faster than any store, so building never dominates.
 """
@@ -124,13 +125,15 @@ def measure_store(
     try:
         store.set_identity(identity(dim))
         out.update(_ingest(store, data, batch, log))
+        qvec = queries.vectors.tolist()
+        caps = store.capabilities
+        if "vector" in caps:
+            out["first_query"] = _first_queries(spec, store, folder, qvec)
         out["optimize_seconds"] = maintain(store)
         out["count"] = store.count()
-        qvec = queries.vectors.tolist()
         table = {t: v for t, v in zip(queries.texts, qvec, strict=True)}
         embedder = FixedEmbedder(IDENTITY_NAME, IDENTITY_MODEL, dim, table)
         searcher = HybridSearcher(SearchConfig(min_score=0.0, limit=K))
-        caps = store.capabilities
         if "vector" in caps:
             answers = _latency(lambda v: store.vector_search(v, K), qvec)
             out["vector_ms"] = answers[0]
@@ -142,6 +145,18 @@ def measure_store(
         out["hybrid_ms"] = _latency(
             lambda t: searcher.search(t, store, embedder, mode="hybrid", limit=K), queries.texts
         )[0]
+        if "vector" in caps:
+            numpy_floor = lambda v: exact_top_k(data.vectors, v, K)  # noqa: E731
+            out["paired"] = {
+                "vector": _paired(numpy_floor, lambda v: store.vector_search(v, K), qvec, qvec),
+                "hybrid": _paired(
+                    numpy_floor,
+                    lambda t: searcher.search(t, store, embedder, mode="hybrid", limit=K),
+                    qvec,
+                    queries.texts,
+                ),
+            }
+            out["after_changes"] = _after_changes(store, data, qvec, batch)
         out["peak_rss_mib"] = peak_rss_mb()
         out["rss_before_mib"] = rss_before
         out["peak_rss_scope"] = "this store's run" if windowed else "whole process"
@@ -162,7 +177,7 @@ def _ingest(store: Store, data: synthetic.Corpus, batch: int, log: Log) -> dict[
     build: dict[str, float | None] = {}
     for start in range(0, n, batch):
         stop = min(start + batch, n)
-        rows = data.vectors[start:stop].tolist()
+        rows = data.vectors[start:stop]  # float32 rows: Chunk keeps them, no list round trip
         if start == 0:
             build = _chunk_build_rates(data, rows, stop)
         chunks = [
@@ -186,8 +201,95 @@ def _ingest(store: Store, data: synthetic.Corpus, batch: int, log: Log) -> dict[
     }
 
 
+def _first_queries(
+    spec: StoreSpec, store: Store, folder: Path, qvec: list[list[float]]
+) -> dict[str, float | None]:
+    """Milliseconds of the first vector query right after the bulk ingest (no ``optimize``):
+    in the writing store, and in the store opened again (as ``engram search`` after ``engram
+    index``). A store that builds its index on first use shows it here."""
+    began = time.perf_counter()
+    store.vector_search(qvec[0], K)
+    same = (time.perf_counter() - began) * 1000.0
+    reopened: float | None = None
+    if "persistent" in store.capabilities:
+        other = spec.build(folder)
+        try:
+            began = time.perf_counter()
+            other.vector_search(qvec[1 % len(qvec)], K)
+            reopened = (time.perf_counter() - began) * 1000.0
+        finally:
+            other.close()
+    return {"same_store_ms": same, "reopened_ms": reopened}
+
+
+CHANGED = 5_000
+
+
+def _after_changes(
+    store: Store, data: synthetic.Corpus, qvec: list[list[float]], batch: int
+) -> dict[str, Any]:
+    """Vector latency after ``CHANGED`` stored vectors are replaced (new directions, same ids),
+    with no ``optimize`` after: what a long-lived memory looks like between maintenance runs.
+    Its numpy floor (over the changed matrix) is timed query by query in turn with it."""
+    n = len(data)
+    changed = min(CHANGED, n // 2)
+    rng = np.random.default_rng(7)
+    picked = np.sort(rng.choice(n, size=changed, replace=False))
+    fresh = rng.standard_normal((changed, data.vectors.shape[1])).astype(np.float32)
+    fresh /= np.linalg.norm(fresh, axis=1, keepdims=True)
+    write = Stopwatch()
+    for start in range(0, changed, batch):
+        rows = picked[start : start + batch].tolist()
+        vectors = fresh[start : start + batch]
+        chunks = [
+            Chunk(
+                id=synthetic.chunk_id(i),
+                document_id=synthetic.chunk_id(i),
+                text=data.texts[i],
+                vector=v,
+            )
+            for i, v in zip(rows, vectors, strict=True)
+        ]
+        with write.running():
+            store.upsert(chunks)
+    matrix = data.vectors.copy()
+    matrix[picked] = fresh
+    floor, store_ms = _paired(
+        lambda v: exact_top_k(matrix, v, K), lambda v: store.vector_search(v, K), qvec, qvec
+    )
+    return {
+        "changed": changed,
+        "write_seconds": write.seconds,
+        "vector_ms": store_ms,
+        "numpy_ms": floor,
+    }
+
+
+def _paired(
+    floor: Callable[[npt.NDArray[np.float32]], object],
+    call: Callable[[_In], object],
+    qvec: list[list[float]],
+    inputs: Sequence[_In],
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Latency of ``floor`` (numpy over the same vectors) and ``call``, query by query in turn,
+    so both see the same load on a shared machine."""
+    arrays = [np.asarray(v, dtype=np.float32) for v in qvec]
+    for a, v in zip(arrays[:WARMUP], inputs[:WARMUP], strict=True):
+        floor(a)
+        call(v)
+    floor_s, call_s = [], []
+    for a, v in zip(arrays, inputs, strict=True):
+        start = time.perf_counter()
+        floor(a)
+        middle = time.perf_counter()
+        call(v)
+        floor_s.append(middle - start)
+        call_s.append(time.perf_counter() - middle)
+    return summarize_ms(floor_s), summarize_ms(call_s)
+
+
 def _chunk_build_rates(
-    data: synthetic.Corpus, rows: list[list[float]], stop: int
+    data: synthetic.Corpus, rows: npt.NDArray[np.float32], stop: int
 ) -> dict[str, float | None]:
     """Chunks per second built with validation and with ``model_construct`` (best of three), to
     show whether building the input, rather than the store, could dominate an ingest figure."""
@@ -362,7 +464,28 @@ def _add_ratios(baseline: dict[str, Any], rows: list[dict[str, Any]]) -> None:
         for key in ("vector_ms", "keyword_ms", "hybrid_ms"):
             if key in row and floor > 0:
                 ratios[key.removesuffix("_ms") + "_p50_x_numpy"] = row[key]["p50"] / floor
+        ratios.update(_cliff_ratios(row))
         cps = row.get("ingest_chunks_per_s")
         if cps:
             ratios["ingest_share_of_file_floor"] = cps / baseline["ingest_chunks_per_s"]
         row["ratios"] = ratios
+
+
+def _cliff_ratios(row: dict[str, Any]) -> dict[str, float]:
+    """Paired ratios (each against numpy timed in turn with it) and the first query's multiple
+    of the store's own p50."""
+    ratios: dict[str, float] = {}
+    changes = row.get("after_changes")
+    if changes and changes["numpy_ms"]["p50"] > 0:
+        paired = changes["numpy_ms"]["p50"]
+        ratios["after_changes_vector_p50_x_numpy"] = changes["vector_ms"]["p50"] / paired
+    for mode, (paired_floor, paired_ms) in row.get("paired", {}).items():
+        if paired_floor["p50"] > 0:
+            ratios[f"{mode}_p50_x_paired_numpy"] = paired_ms["p50"] / paired_floor["p50"]
+    first = row.get("first_query")
+    if first and "vector_ms" in row and row["vector_ms"]["p50"] > 0:
+        p50 = row["vector_ms"]["p50"]
+        for key in ("same_store_ms", "reopened_ms"):
+            if first.get(key) is not None:
+                ratios[f"first_query_{key.removesuffix('_ms')}_x_p50"] = first[key] / p50
+    return ratios

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -178,7 +178,7 @@ def _same_chunk(original: Chunk, copy: Chunk | None) -> str | None:
     return None
 
 
-def _close(a: list[float], b: list[float]) -> bool:
+def _close(a: Sequence[float], b: Sequence[float]) -> bool:
     return len(a) == len(b) and all(
         math.isclose(x, y, rel_tol=VECTOR_TOLERANCE, abs_tol=1e-37)
         for x, y in zip(a, b, strict=True)

@@ -1,19 +1,61 @@
 """Pydantic records passed between the pipeline, the plugins and the user.
 
-Vectors travel as plain ``list[float]`` so every backend and every wire format sees the same thing.
+Vectors travel as plain ``list[float]`` so every backend and every wire format sees the same thing;
+a chunk's vector may also be a one-dimensional float32 numpy array (what embedders compute), kept
+as a read-only copy so ingest skips the round trip through Python floats. It serialises (and
+compares) as the same list of numbers.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+import numpy as np
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    PlainSerializer,
+    PlainValidator,
+    TypeAdapter,
+    WithJsonSchema,
+)
 
 Metadata = dict[str, JsonValue]
 InputType = Literal["document", "query"]
 SearchMode = Literal["hybrid", "vector", "keyword"]
 FusionMethod = Literal["weighted", "rrf"]
 KeywordScale = Literal["relative", "saturating"]
+
+
+_FLOATS = TypeAdapter(list[float])
+
+
+def _vector(value: Any) -> Sequence[float]:
+    """A float32 1-D array is kept (read-only copy); anything else validates as ``list[float]``."""
+    if isinstance(value, np.ndarray):
+        if value.ndim == 1 and value.dtype == np.float32:
+            kept = value.copy()
+            kept.flags.writeable = False
+            return kept  # type: ignore[return-value]  # a float32 array acts as a sequence
+        value = value.tolist()
+    return _FLOATS.validate_python(value)
+
+
+def _plain(value: Sequence[float]) -> list[float]:
+    return value.tolist() if isinstance(value, np.ndarray) else list(value)
+
+
+Vector = Annotated[
+    Sequence[float],
+    PlainValidator(_vector),
+    PlainSerializer(_plain, return_type=list[float]),
+    WithJsonSchema({"type": "array", "items": {"type": "number"}}),
+]
+"""A vector: a list of floats, or a read-only 1-D float32 numpy array (typed as a sequence, which
+it acts as; serialised as a list)."""
 
 
 class Chunk(BaseModel):
@@ -28,9 +70,23 @@ class Chunk(BaseModel):
     id: str = Field(min_length=1)
     document_id: str = Field(min_length=1)
     text: str
-    vector: list[float] | None = None
+    vector: Vector | None = None
     metadata: Metadata = Field(default_factory=dict)
     document_hash: str = ""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Chunk):
+            return NotImplemented
+        mine, theirs = self.vector, other.vector
+        if not isinstance(mine, np.ndarray) and not isinstance(theirs, np.ndarray):
+            return super().__eq__(other)
+        same = (mine is None) == (theirs is None) and (
+            mine is None or theirs is None or np.array_equal(np.asarray(mine), np.asarray(theirs))
+        )
+        fields = set(type(self).model_fields) - {"vector"}
+        return same and all(getattr(self, f) == getattr(other, f) for f in fields)
+
+    __hash__ = BaseModel.__hash__
 
 
 class Document(BaseModel):

@@ -5,9 +5,9 @@ constructor signature is the plugin's own business.
 
 Besides the four, a part may offer optional capabilities that core uses when present and does
 without otherwise: ``Closes``, ``Optimizes``, ``Diagnoses``, ``HasOptions`` (any part),
-``PrunesDocuments`` (stores), and ``ChecksContradictions``, ``Condenses``, ``ReportsFailures``
-(extractors). Each is a runtime-checkable protocol, so core asks
-``isinstance(part, Optimizes)``, never ``getattr``.
+``PrunesDocuments`` and ``CandidateSearch`` (stores), and ``ChecksContradictions``,
+``Condenses``, ``ReportsFailures`` (extractors). Each is a runtime-checkable protocol, so
+core asks ``isinstance(part, Optimizes)``, never ``getattr``.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
+from engram.candidates import Candidates, Keys, Scores
 from engram.filters import Filter
 from engram.models import (
     Chunk,
@@ -199,6 +200,29 @@ class PrunesDocuments(Protocol):
     without it has the document's chunks deleted before the upsert instead."""
 
     def prune_document(self, document_id: str, keep: Sequence[str]) -> None: ...
+
+
+@runtime_checkable
+class CandidateSearch(Protocol):
+    """Optional for a store: search answered as ``Candidates`` (ids, scores, the store's keys),
+    so the searcher builds chunks only for the hits it returns. Without it, core wraps
+    ``vector_search`` / ``keyword_search`` (``engram.search.candidates``); the results are the
+    same either way (``StoreSuite`` checks both agree).
+
+    ``vector_candidates`` / ``keyword_candidates`` rank as ``vector_search`` / ``keyword_search``
+    do; ``key_scores`` is the cosine of each key's stored vector with ``vector`` (NaN without
+    one); ``chunks_for`` builds the chunks of ``keys`` in that order, leaving out keys gone
+    since, with their vectors only when ``vectors`` is true.
+    """
+
+    def vector_candidates(
+        self, vector: Sequence[float], k: int, filter: Filter | None = None
+    ) -> Candidates: ...
+    def keyword_candidates(
+        self, query: str, k: int, filter: Filter | None = None
+    ) -> Candidates: ...
+    def key_scores(self, keys: Keys, vector: Sequence[float]) -> Scores: ...
+    def chunks_for(self, keys: Keys, *, vectors: bool = False) -> list[Chunk]: ...
 
 
 @runtime_checkable

@@ -97,6 +97,14 @@ class Database:
                 if self.conn.in_transaction:
                     self.conn.execute("COMMIT")
 
+    @contextmanager
+    def statement(self) -> Iterator[sqlite3.Connection]:
+        """For a read that is ONE statement: SQLite runs it on one snapshot by itself, so the
+        BEGIN and COMMIT of ``read()`` are two round trips saved on every search."""
+        with self._lock, self._translate():
+            self._check_open()
+            yield self.conn
+
     def close(self) -> None:
         with self._lock:
             if not self._closed:

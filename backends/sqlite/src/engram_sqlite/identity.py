@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from functools import lru_cache
 
 from engram.errors import DimensionMismatch, IdentityMismatch
 from engram.models import IndexIdentity
@@ -12,7 +13,13 @@ _KEY = "identity"
 
 def load(conn: sqlite3.Connection) -> IndexIdentity | None:
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (_KEY,)).fetchone()
-    return None if row is None else IndexIdentity.model_validate_json(row[0])
+    return None if row is None else parse(row[0])
+
+
+@lru_cache(maxsize=16)
+def parse(raw: str) -> IndexIdentity:
+    """Every search reads the identity; the same JSON is parsed once (the record is frozen)."""
+    return IndexIdentity.model_validate_json(raw)
 
 
 def record(conn: sqlite3.Connection, identity: IndexIdentity) -> None:

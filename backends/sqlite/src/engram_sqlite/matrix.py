@@ -1,46 +1,42 @@
-"""The side matrix: every chunk's unit vector in one float32 array, searched exactly with numpy.
+"""The side matrix: every chunk's unit vector in float32 records, searched exactly with numpy.
 
 SQLite stays the source of truth: the ``vectors`` table holds each vector as given, with the
 ``generation`` of the write that set it, and ``vector_tombstones`` the generation at which a
 vector was removed. Every write transaction bumps ``meta.generation``. The side file
-(``<index>-vectors``) is a snapshot of the unit vectors at one generation; a search sees
+(``<index>-vectors``, format in ``sidefile.py``) holds the unit vectors as of one generation; a
+search sees
 
-    the snapshot, minus every rowid changed or removed after it, plus those rows' current vectors
+    the file, minus every rowid changed or removed after it, plus those rows' current vectors
 
 all read in the search's own read transaction, so the answer is what SQLite holds at that moment,
-whatever the file's age. A missing, damaged, foreign (another store's ``store_uuid``), older
-format or too stale snapshot is rebuilt from SQLite, and replaced atomically (temp file, fsync,
-rename). Writers never touch the file: a crash or ``kill -9`` mid-write can leave SQLite rolled
-back, never the file ahead of it, and a concurrent writer in another process is just a newer
-generation to catch up with.
+whatever the file's age.
 
-The file: a 4,096-byte header (magic + JSON: format, store_uuid, generation, dimension, count),
-then ``count`` int64 rowids in ascending order, then the ``count x dimension`` float32 matrix. It
-is memory-mapped, so reopening a store costs no load.
+The writing process keeps the file fresh: after each committed write it appends the vectors that
+changed (``persist``), so a bulk index ends with the file written and the first query costs what
+any query does. When a quarter of the records are replaced ones, the writer rewrites the file
+without them. A search never writes the file unless it is missing, damaged, another store's or
+older than the kept tombstones; a file that fell far behind (a writer that could not write it) is
+caught up in memory from the rows that changed. A crash or ``kill -9`` mid-write leaves SQLite
+rolled back and the file at an older, true generation, never ahead of SQLite.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-FORMAT = 1
-MAGIC = b"ENGRAMVM"
-HEADER_BYTES = 4096
-REBUILD_AT = 1000  # changed rows after the snapshot, at least; or an eighth of the snapshot
-_ROWID = np.dtype("<i8")
-_FLOAT = np.dtype("<f4")
+from engram_sqlite import sidefile
+from engram_sqlite.sidefile import Header, Matrix, Records, Rowids
 
-Rowids = npt.NDArray[np.int64]
-Matrix = npt.NDArray[np.float32]
+REBUILD_AT = 1000  # rows changed since the snapshot at which a search folds them in memory
+_FLOAT = np.dtype("<f4")
+_NONE = np.empty(0, dtype=np.intp)
 
 
 @dataclass(frozen=True)
@@ -54,25 +50,62 @@ class State:
 
 @dataclass
 class Snapshot:
-    """Unit vectors of every rowid that had one at ``generation``, rowids ascending."""
+    """The records of the side file (or of memory) at ``generation``, with what is live in them:
+    ``live_rowids`` ascending and ``live_pos`` their record positions (None: record i is live row
+    i, the usual file after a bulk index), and ``dead`` the positions of replaced records."""
 
     store_uuid: str
     generation: int
     rowids: Rowids
     matrix: Matrix
+    live_rowids: Rowids = field(init=False)
+    live_pos: npt.NDArray[np.intp] | None = field(init=False)
+    dead: npt.NDArray[np.intp] = field(init=False)
+
+    def __post_init__(self) -> None:
+        r = self.rowids
+        n = len(r)
+        if n == 0 or (r[0] > 0 and bool(np.all(r[1:] > r[:-1]))):
+            self.live_rowids, self.live_pos, self.dead = np.asarray(r, dtype=np.int64), None, _NONE
+            return
+        magnitude = np.abs(r)
+        order = np.argsort(magnitude, kind="stable")  # equal rowids stay in write order
+        ordered = magnitude[order]
+        last = np.ones(n, dtype=bool)
+        last[:-1] = ordered[:-1] != ordered[1:]
+        keep = order[last]
+        keep = keep[r[keep] > 0]  # the last record of a removed row is its removal
+        self.live_rowids, self.live_pos = magnitude[keep], keep.astype(np.intp)
+        dead = np.ones(n, dtype=bool)
+        dead[keep] = False
+        self.dead = np.flatnonzero(dead)
 
     def __len__(self) -> int:
-        return len(self.rowids)
+        return len(self.live_rowids)
+
+    def locate(self, wanted: Rowids) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.intp]]:
+        """Which ``wanted`` rowids are live here, and their record positions."""
+        idx = np.searchsorted(self.live_rowids, wanted)
+        found = idx < len(self.live_rowids)
+        found[found] = self.live_rowids[idx[found]] == wanted[found]
+        idx = idx[found]
+        return found, (idx if self.live_pos is None else self.live_pos[idx])
+
+    def live(self) -> tuple[Rowids, Matrix]:
+        """Live rowids ascending, and their vectors (a copy when records were replaced)."""
+        if self.live_pos is None:
+            return self.live_rowids, self.matrix
+        return self.live_rowids, np.asarray(self.matrix[self.live_pos])
 
 
 @dataclass
 class View:
-    """What one generation searches: a snapshot with the rows changed since masked out, and those
-    rows' current vectors beside it."""
+    """What one generation searches: a snapshot with the rows changed since hidden, and those
+    rows' current vectors beside it (``delta_rowids`` ascending)."""
 
     state: State
     snapshot: Snapshot
-    alive: npt.NDArray[np.intp] | None  # snapshot positions still current; None = all
+    stale: npt.NDArray[np.intp]  # live snapshot positions whose row changed since
     delta_rowids: Rowids
     delta_matrix: Matrix
     dimension: int
@@ -90,133 +123,213 @@ class View:
             scores = np.concatenate([scores, self.delta_matrix[keep] @ query])
         return _best(rowids, scores, k)
 
+    def scores_for(self, rowids: Rowids, query: Matrix) -> npt.NDArray[np.float64]:
+        """Cosine of each row with ``query`` (one gather and one product), NaN without a vector."""
+        out = np.full(len(rowids), np.nan)
+        found, positions = self.snapshot.locate(rowids)
+        where = np.flatnonzero(found)
+        if len(self.stale) and len(positions):
+            fresh = ~np.isin(positions, self.stale)
+            where, positions = where[fresh], positions[fresh]
+        if len(positions):
+            out[where] = np.clip(self.snapshot.matrix[positions] @ query, -1.0, 1.0)
+        if len(self.delta_rowids):
+            idx = np.searchsorted(self.delta_rowids, rowids)
+            hit = idx < len(self.delta_rowids)
+            hit[hit] = self.delta_rowids[idx[hit]] == rowids[hit]
+            if hit.any():
+                out[hit] = np.clip(self.delta_matrix[idx[hit]] @ query, -1.0, 1.0)
+        return out
+
     def _score_snapshot(self, query: Matrix, allowed: Rowids | None) -> tuple[Rowids, Matrix]:
         snap = self.snapshot
-        n = len(snap)
+        n = len(snap.rowids)
         if n == 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
         if allowed is None:
             scores = snap.matrix @ query
-            if self.alive is None:
-                return snap.rowids, scores
-            return snap.rowids[self.alive], scores[self.alive]
-        positions = np.searchsorted(snap.rowids, allowed)
-        inside = positions < n
-        positions = positions[inside]
-        positions = positions[snap.rowids[positions] == allowed[inside]]
-        if self.alive is not None:
-            positions = np.intersect1d(positions, self.alive, assume_unique=True)
+            for hidden in (snap.dead, self.stale):
+                if len(hidden):
+                    scores[hidden] = -np.inf  # _best never returns these
+            return snap.rowids, scores
+        _, positions = snap.locate(allowed)
+        if len(self.stale):
+            positions = positions[~np.isin(positions, self.stale)]
         if len(positions) * 4 > n:  # most rows: one matmul beats copying the rows out
             return snap.rowids[positions], (snap.matrix @ query)[positions]
         return snap.rowids[positions], snap.matrix[positions] @ query
 
 
 class SideMatrix:
-    """The store's vector index. ``view(conn)`` must be called inside a read transaction."""
+    """The store's vector index. ``view(conn)`` and ``persist(conn)`` run in a read transaction."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path  # None: an in-memory store keeps its snapshot in memory only
         self._view: View | None = None
         self._snapshot: Snapshot | None = None
 
-    def view(self, conn: sqlite3.Connection, dimension: int) -> View:
-        state = read_state(conn)
+    def view(self, conn: sqlite3.Connection, dimension: int, state: State | None = None) -> View:
+        """The view of the read transaction ``conn`` is in (``state``: its ``read_state``)."""
+        state = read_state(conn) if state is None else state
         cached = self._view
         if cached is not None and cached.state == state and cached.dimension == dimension:
             return cached
-        snapshot = self._usable(self._snapshot, state, dimension)
-        if snapshot is None:
-            snapshot = self._usable(self._load(), state, dimension)
-        view = None if snapshot is None else _catch_up(conn, state, snapshot, dimension)
-        if view is None:
-            snapshot = self.rebuild(conn, dimension)
-            view = _catch_up(conn, state, snapshot, dimension)
-            assert view is not None  # a fresh snapshot has nothing to catch up on
-        self._snapshot = snapshot
+        snapshot = _usable(self._snapshot, state, dimension)
+        if snapshot is None or snapshot.generation < state.generation:
+            newer = self._load(state, dimension, newer_than=-1 if snapshot is None else None)
+            if newer is not None and (snapshot is None or newer.generation > snapshot.generation):
+                snapshot = newer
+        if snapshot is None:  # missing, damaged, another store's or too old: the one rebuild
+            snapshot = self._rebuild(conn, state, dimension)
+        view = _catch_up(conn, state, snapshot, dimension)
+        self._snapshot = view.snapshot
         self._view = view
         return view
 
-    def rebuild(self, conn: sqlite3.Connection, dimension: int) -> Snapshot:
-        """A snapshot of every vector in SQLite now, written to the side file if there is one."""
+    def persist(self, conn: sqlite3.Connection, dimension: int) -> None:
+        """Bring the side file up to this transaction's generation by appending what changed
+        (the writer calls this after each commit), rewriting it when a quarter is dead."""
+        if self.path is None:
+            return
+        with contextlib.suppress(OSError), sidefile.locked(self.path):
+            state = read_state(conn)
+            current = sidefile.load(self.path)
+            header = None if current is None else current.header
+            if header is not None and _ahead(header, state, dimension):
+                return  # another writer already appended past this transaction
+            if header is None or not _fits(header, state, dimension):
+                self._rebuild(conn, state, dimension)
+                return
+            if header.generation == state.generation:
+                return
+            rowids, matrix, removed = _changes(conn, header.generation, dimension)
+            replaced = int(np.count_nonzero(rowids <= header.top)) + len(removed)
+            count = header.count + len(rowids) + len(removed)
+            if (header.dead + replaced) * 4 > count and count > REBUILD_AT:
+                assert current is not None
+                self.compact(conn, dimension, _snapshot_of(current))
+                return
+            rowids = np.concatenate([rowids, -removed])
+            matrix = np.concatenate([matrix, np.zeros((len(removed), dimension), _FLOAT)])
+            new = Header(
+                state.store_uuid,
+                state.generation,
+                dimension,
+                count,
+                header.dead + replaced,
+                max(header.top, int(rowids.max(initial=0))),
+            )
+            sidefile.append(self.path, header, new, sidefile.pack(rowids, matrix))
+
+    def compact(
+        self, conn: sqlite3.Connection, dimension: int, base: Snapshot | None = None
+    ) -> Snapshot:
+        """A file of the live rows only, at this transaction's generation (``optimize``)."""
         state = read_state(conn)
-        rows = conn.execute("SELECT rowid, vector FROM vectors ORDER BY rowid").fetchall()
-        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        raw = np.frombuffer(b"".join(r[1] for r in rows), dtype=_FLOAT)
-        matrix = unit_rows(raw.reshape(len(rows), dimension))
-        del rows, raw
-        snapshot = Snapshot(state.store_uuid, state.generation, rowids, matrix)
-        if self.path is not None:
-            with contextlib.suppress(OSError):  # a read-only folder: search from memory instead
-                _write(self.path, snapshot)
-                loaded = self._load()
-                if loaded is not None and loaded.generation == snapshot.generation:
-                    snapshot = loaded  # the memory map, so the copy in memory can go
-        self._snapshot = snapshot
-        self._view = None
-        return snapshot
+        base = _usable(base, state, dimension) or _usable(
+            self._load(state, dimension, newer_than=-1), state, dimension
+        )
+        if base is None:
+            return self._rebuild(conn, state, dimension)
+        snapshot = _catch_up(conn, state, base, dimension, fold_at=0).snapshot
+        return self._save(snapshot, dimension)
 
     def forget(self) -> None:
         """Drop what is cached (the store is closing or was reset)."""
         self._view = None
         self._snapshot = None
 
-    @staticmethod
-    def _usable(snapshot: Snapshot | None, state: State, dimension: int) -> Snapshot | None:
-        if snapshot is None or snapshot.store_uuid != state.store_uuid:
-            return None
-        if snapshot.matrix.shape[1:] != (dimension,):
-            return None
-        if not state.tombstone_floor <= snapshot.generation <= state.generation:
-            return None  # older than the kept tombstones, or newer than this transaction
-        return snapshot
+    def _rebuild(self, conn: sqlite3.Connection, state: State, dimension: int) -> Snapshot:
+        """A snapshot of every vector in SQLite now, written to the side file if there is one."""
+        rows = conn.execute("SELECT rowid, vector FROM vectors ORDER BY rowid").fetchall()
+        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        raw = np.frombuffer(b"".join(r[1] for r in rows), dtype=_FLOAT)
+        matrix = unit_rows(raw.reshape(len(rows), dimension))
+        del rows, raw
+        return self._save(Snapshot(state.store_uuid, state.generation, rowids, matrix), dimension)
 
-    def _load(self) -> Snapshot | None:
-        """The side file as a memory map, or None if it is missing, damaged or another format.
+    def _save(self, snapshot: Snapshot, dimension: int) -> Snapshot:
+        """Write ``snapshot`` (live rows only) as the whole file; the memory map if that worked."""
+        self._view = None
+        self._snapshot = snapshot
+        if self.path is None:
+            return snapshot
+        rowids, matrix = snapshot.live()
+        top = int(rowids[-1]) if len(rowids) else 0
+        header = Header(snapshot.store_uuid, snapshot.generation, dimension, len(rowids), 0, top)
+        with contextlib.suppress(OSError), sidefile.locked(self.path):
+            on_disk = sidefile.load(self.path)
+            newer = State(header.generation + 1, header.store_uuid, 0)
+            if on_disk is not None and _ahead(on_disk.header, newer, dimension):
+                return snapshot  # a writer moved the file past this transaction: keep theirs
+            sidefile.rewrite(self.path, header, sidefile.pack(rowids, matrix))
+            loaded = sidefile.load(self.path)
+            if loaded is not None and loaded.header == header:
+                self._snapshot = _snapshot_of(loaded)  # the memory map; the copy can go
+        return self._snapshot
 
-        Header, size and map all come from one open file, so a rename by another process in
-        between cannot pair one file's header with another's data."""
+    def _load(self, state: State, dimension: int, *, newer_than: int | None) -> Snapshot | None:
+        """The side file if it is usable (and newer than ``newer_than``, by default the cached
+        snapshot's generation, so an unchanged file is not mapped and checked again)."""
         if self.path is None:
             return None
-        try:
-            with self.path.open("rb") as fh:
-                return _map(fh)
-        except (ValueError, KeyError, TypeError, OSError):
+        if newer_than is None:
+            newer_than = -1 if self._snapshot is None else self._snapshot.generation
+        records = sidefile.load(self.path)
+        if records is None or records.header.generation <= newer_than:
             return None
+        if not _fits(records.header, state, dimension):
+            return None
+        return _snapshot_of(records)
 
 
-def _map(fh: BinaryIO) -> Snapshot | None:
-    head = fh.read(HEADER_BYTES)
-    if len(head) != HEADER_BYTES or not head.startswith(MAGIC):
+def _fits(header: Header, state: State, dimension: int) -> bool:
+    """Whether a file can be caught up to ``state``: this store's, this dimension, not older
+    than the kept tombstones nor newer than the transaction."""
+    return (
+        header.store_uuid == state.store_uuid
+        and header.dimension == dimension
+        and state.tombstone_floor <= header.generation <= state.generation
+    )
+
+
+def _ahead(header: Header, state: State, dimension: int) -> bool:
+    """Whether a file of this store is at or past ``state`` (nothing to add, never to replace)."""
+    return (
+        header.store_uuid == state.store_uuid
+        and header.dimension == dimension
+        and header.generation >= state.generation
+    )
+
+
+def _usable(snapshot: Snapshot | None, state: State, dimension: int) -> Snapshot | None:
+    if snapshot is None or snapshot.store_uuid != state.store_uuid:
         return None
-    meta = json.loads(head[len(MAGIC) :].rstrip(b"\0 ").decode("utf-8"))
-    count, dim = int(meta["count"]), int(meta["dimension"])
-    if meta["format"] != FORMAT or count < 0 or dim < 1:
+    if snapshot.matrix.shape[1:] != (dimension,):
         return None
-    size = os.fstat(fh.fileno()).st_size
-    if size != HEADER_BYTES + count * (_ROWID.itemsize + dim * _FLOAT.itemsize):
-        return None
-    if count == 0:
-        rowids: Rowids = np.empty(0, dtype=np.int64)
-        matrix: Matrix = np.empty((0, dim), dtype=np.float32)
-    else:
-        rowids = np.memmap(fh, dtype=_ROWID, mode="r", offset=HEADER_BYTES, shape=(count,))
-        matrix = np.memmap(
-            fh,
-            dtype=_FLOAT,
-            mode="r",
-            offset=HEADER_BYTES + count * _ROWID.itemsize,
-            shape=(count, dim),
-        )
-    return Snapshot(str(meta["store_uuid"]), int(meta["generation"]), rowids, matrix)
+    if not state.tombstone_floor <= snapshot.generation <= state.generation:
+        return None  # older than the kept tombstones, or newer than this transaction
+    return snapshot
+
+
+def _snapshot_of(records: Records) -> Snapshot:
+    head = records.header
+    return Snapshot(head.store_uuid, head.generation, records.rowids, records.matrix)
 
 
 def read_state(conn: sqlite3.Connection) -> State:
-    values = dict(
-        conn.execute(
-            "SELECT key, value FROM meta WHERE key IN "
-            "('generation', 'store_uuid', 'tombstone_floor')"
-        ).fetchall()
+    return state_of(
+        dict(
+            conn.execute(
+                "SELECT key, value FROM meta WHERE key IN "
+                "('generation', 'store_uuid', 'tombstone_floor')"
+            ).fetchall()
+        )
     )
+
+
+def state_of(values: dict[str, Any]) -> State:
+    """The state in ``meta`` rows read by the caller (key → value)."""
     return State(
         generation=int(values.get("generation", 0)),
         store_uuid=str(values.get("store_uuid", "")),
@@ -237,38 +350,62 @@ def unit_rows(rows: npt.NDArray[Any]) -> Matrix:
     return out
 
 
-def _catch_up(
-    conn: sqlite3.Connection, state: State, snapshot: Snapshot, dimension: int
-) -> View | None:
-    """The view of ``state`` from ``snapshot``; None when so much changed that rebuilding is
-    cheaper than masking."""
-    since = snapshot.generation
-    if since == state.generation:
-        changed: list[tuple[int, bytes]] = []
-        removed: list[tuple[int]] = []
-    else:
-        changed = conn.execute(
-            "SELECT rowid, vector FROM vectors WHERE generation > ? ORDER BY rowid", (since,)
-        ).fetchall()
-        removed = conn.execute(
-            "SELECT rowid FROM vector_tombstones WHERE generation > ?", (since,)
-        ).fetchall()
-    if len(changed) + len(removed) > max(REBUILD_AT, len(snapshot) // 8):
-        return None
-    delta_rowids = np.fromiter((r[0] for r in changed), dtype=np.int64, count=len(changed))
+def _changes(conn: sqlite3.Connection, since: int, dimension: int) -> tuple[Rowids, Matrix, Rowids]:
+    """Rowids (ascending) and unit vectors set after generation ``since``, and rowids removed."""
+    changed = conn.execute(
+        "SELECT rowid, vector FROM vectors WHERE generation > ? ORDER BY rowid", (since,)
+    ).fetchall()
+    removed = conn.execute(
+        "SELECT rowid FROM vector_tombstones WHERE generation > ?", (since,)
+    ).fetchall()
+    rowids = np.fromiter((r[0] for r in changed), dtype=np.int64, count=len(changed))
     raw = np.frombuffer(b"".join(r[1] for r in changed), dtype=_FLOAT)
-    delta_matrix = unit_rows(raw.reshape(len(changed), dimension))
-    alive: npt.NDArray[np.intp] | None = None
-    if changed or removed:
-        gone = np.concatenate([delta_rowids, np.fromiter((r[0] for r in removed), dtype=np.int64)])
-        dead = np.isin(snapshot.rowids, gone)
-        if dead.any():
-            alive = np.flatnonzero(~dead)
-    return View(state, snapshot, alive, delta_rowids, delta_matrix, dimension)
+    gone = np.fromiter((r[0] for r in removed), dtype=np.int64, count=len(removed))
+    return rowids, unit_rows(raw.reshape(len(changed), dimension)), gone
+
+
+def _catch_up(
+    conn: sqlite3.Connection,
+    state: State,
+    snapshot: Snapshot,
+    dimension: int,
+    *,
+    fold_at: int | None = None,
+) -> View:
+    """The view of ``state`` from ``snapshot``. When many rows changed (``fold_at``, by default
+    ``REBUILD_AT`` or an eighth of the snapshot) they are folded into a new in-memory snapshot,
+    so later views do not carry them as a delta."""
+    if snapshot.generation == state.generation:
+        return View(state, snapshot, _NONE, np.empty(0, np.int64), _empty(dimension), dimension)
+    rowids, matrix, removed = _changes(conn, snapshot.generation, dimension)
+    limit = max(REBUILD_AT, len(snapshot) // 8) if fold_at is None else fold_at
+    if len(rowids) + len(removed) > limit:
+        snapshot = _fold(snapshot, state, rowids, matrix, removed)
+        return View(state, snapshot, _NONE, np.empty(0, np.int64), _empty(dimension), dimension)
+    gone = np.concatenate([rowids, removed])
+    _, stale = snapshot.locate(np.sort(gone))
+    return View(state, snapshot, stale, rowids, matrix, dimension)
+
+
+def _fold(
+    snapshot: Snapshot, state: State, rowids: Rowids, matrix: Matrix, removed: Rowids
+) -> Snapshot:
+    """``snapshot``'s live rows with the changes applied, rowids ascending, in memory."""
+    old_rowids, old_matrix = snapshot.live()
+    keep = ~np.isin(old_rowids, np.concatenate([rowids, removed]))
+    all_rowids = np.concatenate([old_rowids[keep], rowids])
+    all_matrix = np.concatenate([np.asarray(old_matrix[keep]), matrix])
+    order = np.argsort(all_rowids, kind="stable")
+    return Snapshot(state.store_uuid, state.generation, all_rowids[order], all_matrix[order])
+
+
+def _empty(dimension: int) -> Matrix:
+    return np.empty((0, dimension), dtype=np.float32)
 
 
 def _best(rowids: Rowids, scores: Matrix, k: int) -> list[tuple[int, float]]:
-    """The k highest scores, ties broken by the smaller rowid (as the reference does)."""
+    """The k highest scores, ties broken by the smaller rowid (as the reference does); hidden
+    rows (score -inf) never."""
     n = len(scores)
     if n == 0 or k <= 0:
         return []
@@ -276,33 +413,11 @@ def _best(rowids: Rowids, scores: Matrix, k: int) -> list[tuple[int, float]]:
         threshold = np.partition(scores, n - k)[n - k]
         picked = np.flatnonzero(scores >= threshold)
         rowids, scores = rowids[picked], scores[picked]
+    shown = scores > -np.inf
+    if not shown.all():
+        rowids, scores = rowids[shown], scores[shown]
     order = np.lexsort((rowids, -scores))[:k]
     return [
         (int(rowid), min(1.0, max(-1.0, float(score))))
         for rowid, score in zip(rowids[order], scores[order], strict=True)
     ]
-
-
-def _write(path: Path, snapshot: Snapshot) -> None:
-    """Write ``snapshot`` beside the index: a temp file, fsync, then an atomic rename."""
-    count, dim = snapshot.matrix.shape
-    meta = {
-        "format": FORMAT,
-        "store_uuid": snapshot.store_uuid,
-        "generation": snapshot.generation,
-        "dimension": dim,
-        "count": count,
-    }
-    head = MAGIC + json.dumps(meta).encode("utf-8")
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    try:
-        with tmp.open("wb") as fh:
-            fh.write(head.ljust(HEADER_BYTES, b" "))
-            fh.write(np.ascontiguousarray(snapshot.rowids, dtype=_ROWID).tobytes())
-            fh.write(np.ascontiguousarray(snapshot.matrix, dtype=_FLOAT).tobytes())
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()

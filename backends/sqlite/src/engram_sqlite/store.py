@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pluggy
 
+from engram.candidates import Candidates, Keys, Scores
 from engram.errors import StoreError
 from engram.filters import Filter
 from engram.models import Chunk, Document, Hit, IndexIdentity
@@ -29,7 +30,7 @@ from engram_sqlite.connection import Database
 from engram_sqlite.driver import DriverInfo
 from engram_sqlite.filters import compile_filter
 from engram_sqlite.fts import match_expression
-from engram_sqlite.matrix import SideMatrix, unit_rows
+from engram_sqlite.matrix import SideMatrix, State, state_of, unit_rows
 from engram_sqlite.migrations import (
     LATEST,
     bump_generation,
@@ -111,7 +112,7 @@ class SQLiteStore:
     # -- identity -----------------------------------------------------------------------------
 
     def get_identity(self) -> IndexIdentity | None:
-        with self._db.read() as conn:
+        with self._db.statement() as conn:
             return ident.load(conn)
 
     def set_identity(self, identity: IndexIdentity) -> None:
@@ -128,6 +129,7 @@ class SQLiteStore:
         with self._db.write() as conn:
             generation = bump_generation(conn)
             write_chunks(conn, chunks, metadata, ident.load(conn), generation)
+        self._persist()
 
     def get(self, ids: Sequence[str]) -> list[Chunk]:
         ids = list(ids)
@@ -151,6 +153,7 @@ class SQLiteStore:
             conn.execute(
                 "DELETE FROM chunks WHERE id IN (SELECT value FROM json_each(?))", (id_list(ids),)
             )
+        self._persist()
 
     def delete_documents(self, document_ids: Sequence[str]) -> None:
         document_ids = list(document_ids)
@@ -165,6 +168,7 @@ class SQLiteStore:
             conn.execute(
                 "DELETE FROM documents WHERE id IN (SELECT value FROM json_each(?))", param
             )
+        self._persist()
 
     def prune_document(self, document_id: str, keep: Sequence[str]) -> None:
         """Every chunk of ``document_id`` not in ``keep`` goes (by the indexed column)."""
@@ -184,6 +188,7 @@ class SQLiteStore:
                 f"DELETE FROM chunks WHERE rowid IN (SELECT c.rowid FROM chunks c WHERE {where})",
                 params,
             )
+        self._persist()
 
     def count(self, filter: Filter | None = None) -> int:
         where, params = compile_filter(filter)
@@ -235,21 +240,8 @@ class SQLiteStore:
         if k == 0:
             return []
         with self._db.read() as conn:
-            identity = ident.load(conn)
-            if identity is None:
-                return []
-            query = unit_rows(prepare(vector, identity, "the query vector")[None, :])[0]
-            view = self._matrix.view(conn, identity.dimension)
-            allowed = None
-            if where != "1":
-                rows = conn.execute(
-                    f"SELECT c.rowid FROM chunks c WHERE c.vector_state != 0 AND {where} "
-                    "ORDER BY c.rowid",
-                    params,
-                ).fetchall()
-                allowed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            scored = view.top_k(query, k, allowed)
-            chunks = _chunks_by_rowid(conn, [rowid for rowid, _ in scored])
+            scored = self._vector_top(conn, vector, k, where, params)
+            chunks = _chunks_by_rowid(conn, [rowid for rowid, _ in scored], vectors=True)
         return [
             Hit(chunk=chunks[rowid], score=score, vector_score=score)
             for rowid, score in scored
@@ -259,10 +251,102 @@ class SQLiteStore:
     def keyword_search(self, query: str, k: int, filter: Filter | None = None) -> list[Hit]:
         """FTS5 + bm25 over the chunk text; every word of ``query`` is a quoted FTS5 phrase."""
         _check_k(k)
+        ranked = self._keyword_ranked(query, k, filter)
+        if ranked is None:
+            return []
+        with self._db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {CHUNK_COLUMNS}, top.score FROM ({ranked[0]}) AS top "
+                "JOIN chunks c ON c.rowid = top.rowid LEFT JOIN vectors v ON v.rowid = c.rowid "
+                "ORDER BY top.score DESC, c.rowid",
+                ranked[1],
+            ).fetchall()
+        return [
+            Hit(chunk=to_chunk(row), score=float(row[7]), keyword_score=float(row[7]))
+            for row in rows
+        ]
+
+    # -- candidates (engram.protocols.CandidateSearch) ---------------------------------------
+
+    def vector_candidates(
+        self, vector: Sequence[float], k: int, filter: Filter | None = None
+    ) -> Candidates:
+        """``vector_search`` as ids, cosines and rowids: no chunk is built."""
+        _check_k(k)
+        check_finite(vector, "the query vector")
+        where, params = compile_filter(filter)
+        if k == 0:
+            return Candidates.empty()
+        with self._db.read() as conn:
+            scored = self._vector_top(conn, vector, k, where, params)
+            ids = _ids_by_rowid(conn, [rowid for rowid, _ in scored])
+        kept = [(rowid, score) for rowid, score in scored if rowid in ids]
+        return Candidates.of(
+            [ids[rowid] for rowid, _ in kept], [s for _, s in kept], [r for r, _ in kept]
+        )
+
+    def keyword_candidates(self, query: str, k: int, filter: Filter | None = None) -> Candidates:
+        """``keyword_search`` as ids, BM25 relevances and rowids: no chunk is built."""
+        _check_k(k)
+        ranked = self._keyword_ranked(query, k, filter)
+        if ranked is None:
+            return Candidates.empty()
+        with self._db.statement() as conn:
+            rows = conn.execute(
+                f"SELECT top.rowid, c.id, top.score FROM ({ranked[0]}) AS top "
+                "JOIN chunks c ON c.rowid = top.rowid ORDER BY top.score DESC, c.rowid",
+                ranked[1],
+            ).fetchall()
+        return Candidates.of([r[1] for r in rows], [r[2] for r in rows], [r[0] for r in rows])
+
+    def key_scores(self, keys: Keys, vector: Sequence[float]) -> Scores:
+        """Cosine of each rowid's vector with ``vector``: one gather and one product on the side
+        matrix; NaN for a row without a vector."""
+        check_finite(vector, "the query vector")
+        rowids = np.asarray(keys, dtype=np.int64)
+        with self._db.read() as conn:
+            identity, state = _search_meta(conn)
+            if identity is None or not len(rowids):
+                return np.full(len(rowids), np.nan)
+            query = unit_rows(prepare(vector, identity, "the query vector")[None, :])[0]
+            view = self._matrix.view(conn, identity.dimension, state)
+            return view.scores_for(rowids, query)
+
+    def chunks_for(self, keys: Keys, *, vectors: bool = False) -> list[Chunk]:
+        """The chunks of these rowids in their order (vectors decoded only if asked)."""
+        rowids = [int(k) for k in keys]
+        if not rowids:
+            return []
+        with self._db.statement() as conn:
+            found = _chunks_by_rowid(conn, rowids, vectors=vectors)
+        return [found[r] for r in rowids if r in found]
+
+    def _vector_top(
+        self, conn: sqlite3.Connection, vector: Sequence[float], k: int, where: str, params: Any
+    ) -> list[tuple[int, float]]:
+        identity, state = _search_meta(conn)
+        if identity is None:
+            return []
+        query = unit_rows(prepare(vector, identity, "the query vector")[None, :])[0]
+        view = self._matrix.view(conn, identity.dimension, state)
+        allowed = None
+        if where != "1":
+            rows = conn.execute(
+                f"SELECT c.rowid FROM chunks c WHERE c.vector_state != 0 AND {where} "
+                "ORDER BY c.rowid",
+                params,
+            ).fetchall()
+            allowed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        return view.top_k(query, k, allowed)
+
+    def _keyword_ranked(
+        self, query: str, k: int, filter: Filter | None
+    ) -> tuple[str, list[Any]] | None:
+        """The SQL ranking the top ``k`` rowids by BM25, with its parameters (None: no words)."""
         where, params = compile_filter(filter)
         expression = match_expression(query)
         if expression is None or k == 0:
-            return []
+            return None
         # Rank rowids first and fetch the rows of the top k only: joined before the sort, every
         # matching chunk's text and vector would be read and carried through the sorter.
         if where == "1":
@@ -276,17 +360,14 @@ class SQLiteStore:
                 "FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
                 f"WHERE chunks_fts MATCH ? AND {where} ORDER BY score DESC, c.rowid LIMIT ?"
             )
+        return ranked, [expression, *params, k]
+
+    def _persist(self) -> None:
+        """Append what the last write changed to the side file, so no search has to."""
         with self._db.read() as conn:
-            rows = conn.execute(
-                f"SELECT {CHUNK_COLUMNS}, top.score FROM ({ranked}) AS top "
-                "JOIN chunks c ON c.rowid = top.rowid LEFT JOIN vectors v ON v.rowid = c.rowid "
-                "ORDER BY top.score DESC, c.rowid",
-                [expression, *params, k],
-            ).fetchall()
-        return [
-            Hit(chunk=to_chunk(row), score=float(row[7]), keyword_score=float(row[7]))
-            for row in rows
-        ]
+            identity = ident.load(conn)
+            if identity is not None:
+                self._matrix.persist(conn, identity.dimension)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -295,6 +376,7 @@ class SQLiteStore:
             drop_everything(conn)
             migrate(conn, self._db.where)
         self._matrix.forget()
+        self._persist()
 
     def optimize(self) -> dict[str, Any]:
         """Write a fresh side matrix, forget tombstones older than it, and merge the FTS index
@@ -302,7 +384,7 @@ class SQLiteStore:
         began = time.perf_counter()
         with self._db.read() as conn:
             identity = ident.load(conn)
-            snapshot = None if identity is None else self._matrix.rebuild(conn, identity.dimension)
+            snapshot = None if identity is None else self._matrix.compact(conn, identity.dimension)
         with self._db.write() as conn:
             pruned = 0
             if snapshot is not None:
@@ -328,11 +410,37 @@ def _check_k(k: int) -> None:
         raise StoreError(f"k must be 0 or more (got {k})")
 
 
-def _chunks_by_rowid(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, Chunk]:
+def _chunks_by_rowid(
+    conn: sqlite3.Connection, rowids: list[int], *, vectors: bool
+) -> dict[int, Chunk]:
     if not rowids:
         return {}
+    columns = CHUNK_COLUMNS if vectors else CHUNK_COLUMNS.replace("v.vector", "NULL")
     rows = conn.execute(
-        f"SELECT {CHUNK_COLUMNS} FROM {CHUNKS} WHERE c.rowid IN (SELECT value FROM json_each(?))",
+        f"SELECT {columns} FROM {CHUNKS if vectors else 'chunks c'} "
+        "WHERE c.rowid IN (SELECT value FROM json_each(?))",
         (json.dumps(rowids),),
     ).fetchall()
     return {int(row[0]): to_chunk(row) for row in rows}
+
+
+def _search_meta(conn: sqlite3.Connection) -> tuple[IndexIdentity | None, State]:
+    """The identity and the vectors' state, in one statement (every search needs both)."""
+    values = dict(
+        conn.execute(
+            "SELECT key, value FROM meta WHERE key IN "
+            "('identity', 'generation', 'store_uuid', 'tombstone_floor')"
+        ).fetchall()
+    )
+    raw = values.get("identity")
+    return (None if raw is None else ident.parse(str(raw))), state_of(values)
+
+
+def _ids_by_rowid(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, str]:
+    if not rowids:
+        return {}
+    rows = conn.execute(
+        "SELECT rowid, id FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))",
+        (json.dumps(rowids),),
+    ).fetchall()
+    return {int(row[0]): str(row[1]) for row in rows}

@@ -32,14 +32,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-import numpy.typing as npt
 
+from engram.candidates import Candidates, Keys, Scores
 from engram.errors import ConfigError, StoreError
 from engram.filters import parse_iso
-from engram.models import Hit, KeywordScale, Metadata
+from engram.models import Chunk, Hit, KeywordScale, Metadata
+from engram.search.candidates import HitPool
 
 
 def normalize_keyword(score: float) -> float:
@@ -69,12 +71,77 @@ def _weights(vector_weight: float, keyword_weight: float) -> tuple[float, float]
     return vector_weight / total, keyword_weight / total
 
 
-def _first_by_id(hits: Sequence[Hit]) -> dict[str, tuple[int, Hit]]:
-    """Chunk id → (rank from 1, hit); a repeated id keeps its best (first) place."""
-    out: dict[str, tuple[int, Hit]] = {}
-    for rank, hit in enumerate(hits, start=1):
-        out.setdefault(hit.chunk.id, (rank, hit))
-    return out
+@dataclass(frozen=True)
+class Fused:
+    """A fused ranking as arrays, best first: each chunk's id, the key to build it from, its
+    fused score and the raw side scores (NaN where that side did not score it)."""
+
+    ids: list[str]
+    keys: Keys
+    scores: Scores
+    vector_scores: Scores
+    keyword_scores: Scores
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def head(self, limit: int, min_score: float | None = None) -> Fused:
+        """The first ``limit`` entries scoring at least ``min_score`` (ranked order kept)."""
+        picked = np.arange(len(self.ids))
+        if min_score is not None:
+            picked = picked[self.scores >= min_score]
+        picked = picked[:limit]
+        return Fused(
+            [self.ids[i] for i in picked.tolist()],
+            self.keys[picked],
+            self.scores[picked],
+            self.vector_scores[picked],
+            self.keyword_scores[picked],
+        )
+
+    def hits(self, chunks: Sequence[Chunk]) -> list[Hit]:
+        """Hits from the chunks built for ``keys`` (a chunk gone since is left out)."""
+        by_id = {c.id: c for c in chunks}
+        return [
+            Hit(
+                chunk=by_id[cid],
+                score=float(score),
+                vector_score=_maybe(v),
+                keyword_score=_maybe(k),
+            )
+            for cid, score, v, k in zip(
+                self.ids,
+                self.scores.tolist(),
+                self.vector_scores.tolist(),
+                self.keyword_scores.tolist(),
+                strict=True,
+            )
+            if cid in by_id
+        ]
+
+
+def ranked_fused(
+    ids: list[str], keys: Keys, scores: Scores, vector_scores: Scores, keyword_scores: Scores
+) -> Fused:
+    """Best score first; ties broken by chunk id so every run ranks alike."""
+    values = scores.tolist()
+    order = sorted(range(len(ids)), key=lambda i: (-values[i], ids[i]))
+    return Fused(
+        [ids[i] for i in order],
+        keys[order],
+        scores[order],
+        vector_scores[order],
+        keyword_scores[order],
+    )
+
+
+def single(candidates: Candidates, scores: Scores, *, vector: bool) -> Fused:
+    """One side's candidates ranked by ``scores`` (vector or keyword mode)."""
+    raw = candidates.scores
+    none = np.full(len(raw), np.nan)
+    return ranked_fused(
+        candidates.ids, candidates.keys, scores, raw if vector else none, none if vector else raw
+    )
 
 
 def ranked(hits: list[Hit]) -> list[Hit]:
@@ -92,37 +159,68 @@ def fuse_weighted(
     standout_floor: float = 1.0,
     query_vector: Sequence[float] | None = None,
 ) -> list[Hit]:
-    """Merge store hits by chunk id: ``wv * clip(cosine, 0, 1) + wk * keyword part``, where the
-    keyword part is ``bm25 / best bm25 of these hits`` (``"relative"``) or
+    """``weighted`` over hit lists (see there); a keyword-only chunk's cosine comes from its
+    vector when the hit carries one."""
+    pool = HitPool()
+    vector, keyword = pool.add(vector_hits), pool.add(keyword_hits)
+
+    def cosines(keys: Keys) -> Scores:
+        if query_vector is None:
+            return np.full(len(keys), np.nan)
+        return pool.key_scores(keys, query_vector)
+
+    fused = weighted(
+        vector,
+        keyword,
+        vector_weight,
+        keyword_weight,
+        keyword_scale,
+        standout_floor=standout_floor,
+        cosines=cosines,
+    )
+    return fused.hits(pool.chunks_for(fused.keys))
+
+
+def weighted(
+    vector: Candidates,
+    keyword: Candidates,
+    vector_weight: float = 0.7,
+    keyword_weight: float = 0.3,
+    keyword_scale: KeywordScale = "relative",
+    *,
+    standout_floor: float = 1.0,
+    cosines: Callable[[Keys], Scores] | None = None,
+) -> Fused:
+    """Merge store candidates by chunk id: ``wv * clip(cosine, 0, 1) + wk * keyword part``, where
+    the keyword part is ``bm25 / best bm25 of these hits`` (``"relative"``) or
     ``normalize_keyword(bm25)`` (``"saturating"``).
 
-    Inputs are store hits (``score`` in the store's scale). Weights are rescaled to sum to 1, so
-    every fused score is in [0, 1]; with ``standout_floor`` below 1 the keyword weight shrinks
+    Inputs are store candidates (scores in the store's scale). Weights are rescaled to sum to 1,
+    so every fused score is in [0, 1]; with ``standout_floor`` below 1 the keyword weight shrinks
     when no keyword hit stands out (see the module docstring). A chunk the keyword side found and
-    the vector side did not gets its cosine with ``query_vector`` if both vectors are known, else
-    0; a side that did not find a chunk otherwise counts 0. The raw cosine and BM25 values are
-    kept as ``vector_score`` / ``keyword_score``.
+    the vector side did not gets its cosine with the query from ``cosines(keys)`` (one call for
+    all of them; NaN where the chunk has no vector), else 0; a side that did not find a chunk
+    otherwise counts 0. The raw cosine and BM25 values are kept as the side scores.
     """
     wv, wk = _weights(vector_weight, keyword_weight)
-    by_vector = _first_by_id(vector_hits)
-    by_keyword = _first_by_id(keyword_hits)
-    keyword_scores = [h.score for _, h in by_keyword.values()]
+    keyword_scores = keyword.scores.tolist()
     keyword_part = _keyword_scaler(keyword_scores, keyword_scale)
     wk *= standout_floor + (1.0 - standout_floor) * keyword_standout(keyword_scores)
     wv = 1.0 - wk if wv > 0 else 0.0
-    unit_query = _unit(query_vector)
-    fused: list[Hit] = []
-    for chunk_id in by_vector.keys() | by_keyword.keys():
-        v = by_vector.get(chunk_id)
-        kw = by_keyword.get(chunk_id)
-        chunk = next(entry[1].chunk for entry in (v, kw) if entry is not None)
-        v_raw = v[1].score if v else _cosine(unit_query, chunk.vector)
-        k_raw = kw[1].score if kw else None
-        v_part = min(1.0, max(0.0, v_raw)) if v_raw is not None else 0.0
-        k_part = keyword_part(k_raw) if k_raw is not None else 0.0
-        score = min(1.0, max(0.0, wv * v_part + wk * k_part))
-        fused.append(Hit(chunk=chunk, score=score, vector_score=v_raw, keyword_score=k_raw))
-    return ranked(fused)
+    place = {cid: i for i, cid in enumerate(vector.ids)}
+    only = np.asarray([j for j, cid in enumerate(keyword.ids) if cid not in place], dtype=np.intp)
+    ids = vector.ids + [keyword.ids[j] for j in only.tolist()]
+    keys = np.concatenate([vector.keys, keyword.keys[only]])
+    v_raw = np.concatenate([vector.scores, np.full(len(only), np.nan)])
+    if len(only) and cosines is not None:
+        v_raw[len(vector) :] = cosines(keyword.keys[only])
+    place.update((cid, i) for i, cid in enumerate(ids))
+    k_raw = np.full(len(ids), np.nan)
+    k_raw[np.asarray([place[cid] for cid in keyword.ids], dtype=np.intp)] = keyword.scores
+    v_part = np.where(np.isnan(v_raw), 0.0, np.clip(v_raw, 0.0, 1.0))
+    k_part = np.where(np.isnan(k_raw), 0.0, keyword_part(np.nan_to_num(k_raw)))
+    score = np.clip(wv * v_part + wk * k_part, 0.0, 1.0)
+    return ranked_fused(ids, keys, score, v_raw, k_raw)
 
 
 def keyword_standout(scores: Sequence[float]) -> float:
@@ -136,66 +234,53 @@ def keyword_standout(scores: Sequence[float]) -> float:
     return min(1.0, max(0.0, 1.0 - (sum(scores) / len(scores)) / best))
 
 
-def _unit(vector: Sequence[float] | None) -> npt.NDArray[np.float64] | None:
-    if vector is None:
-        return None
-    arr = np.asarray(vector, dtype=np.float64)
-    norm = float(np.linalg.norm(arr))
-    return None if norm == 0 or not math.isfinite(norm) else arr / norm
-
-
-def _cosine(
-    unit_query: npt.NDArray[np.float64] | None, vector: Sequence[float] | None
-) -> float | None:
-    """Cosine of a chunk's stored vector with the (unit) query, None when either is unknown."""
-    if unit_query is None or vector is None or len(vector) != len(unit_query):
-        return None
-    arr = np.asarray(vector, dtype=np.float64)
-    norm = float(np.linalg.norm(arr))
-    if norm == 0 or not math.isfinite(norm):
-        return 0.0
-    return float(arr @ unit_query) / norm
-
-
-def _keyword_scaler(scores: Sequence[float], scale: KeywordScale) -> Callable[[float], float]:
-    """The map from a BM25 relevance to [0, 1] for one query's keyword hits."""
+def _keyword_scaler(scores: Sequence[float], scale: KeywordScale) -> Callable[[Scores], Scores]:
+    """The map from BM25 relevances to [0, 1] for one query's keyword hits."""
     for score in scores:
         normalize_keyword(score)  # refuses raw (negative) ranks and non-finite scores
     if scale == "saturating":
-        return normalize_keyword
+        return lambda s: s / (1.0 + s)
     if scale != "relative":
         raise ConfigError(f"search.keyword_scale must be relative or saturating, got {scale!r}")
     best = max(scores, default=0.0)
     if best <= 0:
-        return lambda _: 0.0
-    return lambda s: min(1.0, s / best)
+        return lambda s: np.zeros_like(s)
+    return lambda s: np.minimum(1.0, s / best)
 
 
 def fuse_rrf(vector_hits: Sequence[Hit], keyword_hits: Sequence[Hit], k: int = 60) -> list[Hit]:
+    """``rrf`` over hit lists."""
+    pool = HitPool()
+    fused = rrf(pool.add(vector_hits), pool.add(keyword_hits), k)
+    return fused.hits(pool.chunks_for(fused.keys))
+
+
+def rrf(vector: Candidates, keyword: Candidates, k: int = 60) -> Fused:
     """Reciprocal rank fusion: ``sum(1 / (k + rank))`` over the lists that hold a chunk.
 
     Ranks count from 1 in the order given (stores return best first). Only ranks matter, so the
-    raw scores are kept as ``vector_score`` / ``keyword_score`` for display.
+    raw scores are kept as the side scores for display.
     """
     if k < 0:
         raise ConfigError(f"search.rrf_k must be >= 0, got {k}; the usual value is 60")
-    by_vector = _first_by_id(vector_hits)
-    by_keyword = _first_by_id(keyword_hits)
-    fused: list[Hit] = []
-    for chunk_id in by_vector.keys() | by_keyword.keys():
-        v = by_vector.get(chunk_id)
-        kw = by_keyword.get(chunk_id)
-        score = (1.0 / (k + v[0]) if v else 0.0) + (1.0 / (k + kw[0]) if kw else 0.0)
-        chunk = next(entry[1].chunk for entry in (v, kw) if entry is not None)
-        fused.append(
-            Hit(
-                chunk=chunk,
-                score=score,
-                vector_score=v[1].score if v else None,
-                keyword_score=kw[1].score if kw else None,
-            )
-        )
-    return ranked(fused)
+    v_rank = {cid: rank for rank, cid in enumerate(vector.ids, start=1)}
+    k_rank = {cid: rank for rank, cid in enumerate(keyword.ids, start=1)}
+    only = np.asarray([j for j, cid in enumerate(keyword.ids) if cid not in v_rank], dtype=np.intp)
+    ids = vector.ids + [keyword.ids[j] for j in only.tolist()]
+    keys = np.concatenate([vector.keys, keyword.keys[only]])
+    place = {cid: i for i, cid in enumerate(ids)}
+    scores = np.asarray(
+        [
+            (1.0 / (k + v_rank[cid]) if cid in v_rank else 0.0)
+            + (1.0 / (k + k_rank[cid]) if cid in k_rank else 0.0)
+            for cid in ids
+        ],
+        dtype=np.float64,
+    )
+    v_raw = np.concatenate([vector.scores, np.full(len(only), np.nan)])
+    k_raw = np.full(len(ids), np.nan)
+    k_raw[np.asarray([place[cid] for cid in keyword.ids], dtype=np.intp)] = keyword.scores
+    return ranked_fused(ids, keys, scores, v_raw, k_raw)
 
 
 def best_per_document(hits: Sequence[Hit]) -> list[Hit]:
@@ -233,3 +318,7 @@ def _hit_time(meta: Metadata) -> datetime | None:
         if isinstance(value, str) and (stamp := parse_iso(value)) is not None:
             return stamp
     return None
+
+
+def _maybe(value: float) -> float | None:
+    return None if math.isnan(value) else value

@@ -3,7 +3,7 @@ degrades to keyword results (with a warning) when the embedder is missing or fai
 
 from __future__ import annotations
 
-import math
+import numpy as np
 
 from engram.config import SearchConfig
 from engram.errors import (
@@ -16,8 +16,9 @@ from engram.errors import (
 )
 from engram.filters import Filter
 from engram.models import Hit, SearchMode, SearchResult
-from engram.protocols import Embedder, Store
-from engram.search.fusion import fuse_rrf, fuse_weighted, normalize_keyword, ranked
+from engram.protocols import CandidateSearch, Embedder, Store
+from engram.search.candidates import candidate_search
+from engram.search.fusion import Fused, normalize_keyword, rrf, single, weighted
 from engram.search.words import tokenize
 
 SearcherOptions = SearchConfig
@@ -33,6 +34,10 @@ class HybridSearcher:
     or failing embedder degrades to keyword results (``degraded=True`` plus a warning); a store
     without keyword search gives vector results with a warning. ``SearchResult.mode`` is the
     mode actually used.
+
+    Both sides hand back candidates (ids, scores, store keys; ``engram.candidates``), fusion
+    ranks those arrays, and chunks are built for the returned hits only, without their vectors
+    when the store can leave them out.
     """
 
     name = "default"
@@ -91,16 +96,15 @@ class HybridSearcher:
                 f"{type(store).__name__} has no keyword search; use mode='vector' or a store "
                 f"with keyword search (memory, sqlite)"
             )
-        hits = [
-            Hit(chunk=h.chunk, score=normalize_keyword(h.score), keyword_score=h.score)
-            for h in store.keyword_search(query, pool, filter)
-        ]
+        source = candidate_search(store)
+        found = source.keyword_candidates(query, pool, filter)
+        scores = np.asarray([normalize_keyword(s) for s in found.scores.tolist()], dtype=float)
         # No min_score here: BM25 magnitudes depend on corpus size (one matching note in a tiny
         # vault scores near zero), so a fixed threshold would hide real matches.
         return SearchResult(
             query=query,
             mode="keyword",
-            hits=ranked(hits)[:limit],
+            hits=_build(source, single(found, scores, vector=False).head(limit)),
             degraded=degraded,
             warnings=warnings or [],
         )
@@ -136,14 +140,12 @@ class HybridSearcher:
                 f"embedder {_describe(embedder)} failed: {type(exc).__name__}: {exc}; check the "
                 f"embedder (network, API key), or search with mode='keyword'"
             ) from exc
-        hits = [
-            Hit(chunk=h.chunk, score=h.score, vector_score=h.score)
-            for h in store.vector_search(vector, pool, filter)
-        ]
+        source = candidate_search(store)
+        found = source.vector_candidates(vector, pool, filter)
         return SearchResult(
             query=query,
             mode="vector",
-            hits=self._cut(ranked(hits), limit),
+            hits=_build(source, self._cut(single(found, found.scores, vector=True), limit)),
             warnings=warnings or [],
         )
 
@@ -184,25 +186,33 @@ class HybridSearcher:
                 f"keyword results only. Check the embedder (network, API key) and search again"
             )
             return self._keyword(query, store, pool, limit, filter, degraded=True, warnings=[note])
-        vector_hits = store.vector_search(vector, pool, filter)
-        keyword_hits = store.keyword_search(query, pool, filter)
+        source = candidate_search(store)
+        vector_side = source.vector_candidates(vector, pool, filter)
+        keyword_side = source.keyword_candidates(query, pool, filter)
         opts = self.options
         if opts.fusion == "rrf":
-            fused = fuse_rrf(vector_hits, keyword_hits, k=opts.rrf_k)
-            return SearchResult(query=query, mode="hybrid", hits=fused[:limit])
-        fused = fuse_weighted(
-            vector_hits,
-            keyword_hits,
+            fused = rrf(vector_side, keyword_side, k=opts.rrf_k)
+            return SearchResult(query=query, mode="hybrid", hits=_build(source, fused.head(limit)))
+        fused = weighted(
+            vector_side,
+            keyword_side,
             opts.vector_weight,
             opts.keyword_weight,
             opts.keyword_scale,
             standout_floor=opts.keyword_standout_floor,
-            query_vector=vector,
+            cosines=lambda keys: source.key_scores(keys, vector),
         )
-        return SearchResult(query=query, mode="hybrid", hits=self._cut(fused, limit))
+        return SearchResult(
+            query=query, mode="hybrid", hits=_build(source, self._cut(fused, limit))
+        )
 
-    def _cut(self, hits: list[Hit], limit: int) -> list[Hit]:
-        return [h for h in hits if h.score >= self.options.min_score][:limit]
+    def _cut(self, fused: Fused, limit: int) -> Fused:
+        return fused.head(limit, self.options.min_score)
+
+
+def _build(source: CandidateSearch, fused: Fused) -> list[Hit]:
+    """The returned hits' chunks, built now and only for them."""
+    return fused.hits(source.chunks_for(fused.keys)) if len(fused) else []
 
 
 def _describe(embedder: Embedder) -> str:
@@ -230,13 +240,20 @@ def _embed_query(query: str, embedder: Embedder) -> list[float]:
             f"embedder {_describe(embedder)} returned {len(vectors)} vectors for one query; "
             f"the embedder is broken: fix or replace it"
         )
-    vector = [float(x) for x in vectors[0]]
-    if len(vector) != embedder.dimension:
+    try:
+        values = np.asarray(vectors[0], dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise EmbedderError(
+            f"embedder {_describe(embedder)} returned a query vector that is not numbers ({exc}); "
+            f"the embedder is broken: fix or replace it"
+        ) from None
+    vector: list[float] = values.reshape(-1).tolist()
+    if values.ndim != 1 or len(vector) != embedder.dimension:
         raise EmbedderError(
             f"embedder {_describe(embedder)} returned a {len(vector)}-dim vector but declares "
             f"{embedder.dimension} dims; set its dimension option to what the model returns"
         )
-    if not all(math.isfinite(x) for x in vector):
+    if not np.isfinite(values).all():
         raise EmbedderError(
             f"embedder {_describe(embedder)} returned NaN or infinite values for the query; "
             f"retry, or report it to the provider"

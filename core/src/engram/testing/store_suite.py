@@ -24,6 +24,7 @@ from engram.errors import (
 from engram.filters import And, Contains, Eq, Filter, In, Ne, Not, Or, Range, matches, parse_filter
 from engram.models import Chunk, Document, Hit
 from engram.protocols import HasOptions, Store
+from engram.search.candidates import candidate_search
 from engram.testing.data import (
     DIMENSION,
     IDENTITY,
@@ -329,6 +330,35 @@ class StoreSuite(SuiteIntegrity):
                 s.document_id,
                 s.metadata,
             ), f"hit {h.chunk.id} differs from the stored chunk"
+
+    def test_candidates_agree_with_the_hit_lists(self, filled: Store) -> None:
+        """Candidates (the store's own ``CandidateSearch``, or core's adapter over its hits) rank
+        the same ids with the same scores as ``vector_search`` / ``keyword_search``; keyword-only
+        cosines are those of the stored vectors; ``chunks_for`` builds the stored chunks in key
+        order. Failure: the store's candidate path drifted from its hit path."""
+        source = candidate_search(filled)
+        stored = {c.id: c for b in filled.iter_chunks() for c in b}
+        query = unit_vector(11)
+        pairs = [(filled.vector_search(query, 20), source.vector_candidates(query, 20))]
+        if self._has(filled, "keyword"):
+            words = " ".join(WORDS[:3])
+            pairs.append((filled.keyword_search(words, 20), source.keyword_candidates(words, 20)))
+        for hits, found in pairs:
+            assert found.ids == ids(hits)
+            assert all(
+                math.isclose(a, h.score, abs_tol=1e-6)
+                for a, h in zip(found.scores.tolist(), hits, strict=True)
+            )
+            built = source.chunks_for(found.keys, vectors=True)
+            assert [c.id for c in built] == found.ids
+            for c in built:
+                assert (c.text, c.metadata) == (stored[c.id].text, stored[c.id].metadata)
+            for cid, score in zip(found.ids, source.key_scores(found.keys, query), strict=True):
+                vector = stored[cid].vector
+                want = float("nan") if vector is None else cosine(vector, query)
+                assert math.isclose(score, want, abs_tol=1e-5) or (
+                    math.isnan(score) and math.isnan(want)
+                ), f"key score of {cid}"
 
     def test_results_do_not_share_state_with_the_store(self, ready: Store) -> None:
         """What a store hands out is a copy: a caller editing a result cannot corrupt the store.

@@ -1,0 +1,209 @@
+"""The side file's format: a header, then one record per vector write, appended in order.
+
+A 4,096-byte header (magic + JSON: format, store_uuid, generation, dimension, count, and two
+hints for the writer: ``dead``, records known to be replaced, and ``top``, the largest rowid) is
+followed
+by ``count`` records of (int64 rowid, float32[dimension] unit vector). A later record of a rowid
+replaces an earlier one; a negative rowid ``-r`` records that row ``r`` lost its vector (its
+vector part is zeros). Appending never moves a byte a reader has mapped: the records are written
+and fsynced first, the header (with the new count and generation) last, so a crash between the
+two leaves the old header, which still describes a true, older state that readers catch up from.
+Bytes past the header's count are a crashed append's leftovers; the next append cuts them off.
+Appends and rewrites of one file are serialised by an ``flock`` on ``<file>.lock``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import numpy.typing as npt
+
+FORMAT = 2
+MAGIC = b"ENGRAMVM"
+HEADER_BYTES = 4096
+
+Rowids = npt.NDArray[np.int64]
+Matrix = npt.NDArray[np.float32]
+
+
+def record_dtype(dimension: int) -> np.dtype[np.void]:
+    """One record: the rowid (negative for a removal) and the unit vector."""
+    return np.dtype([("rowid", "<i8"), ("vector", "<f4", (dimension,))])
+
+
+@dataclass(frozen=True)
+class Header:
+    store_uuid: str
+    generation: int
+    dimension: int
+    count: int
+    dead: int = 0  # records replaced or removed since, at least (when to compact)
+    top: int = 0  # the largest rowid in the file
+
+
+@dataclass
+class Records:
+    """The records of one file (or of memory): rowids and unit vectors, in file order."""
+
+    header: Header
+    rowids: Rowids
+    matrix: Matrix
+
+
+def read_header(fh: BinaryIO) -> Header | None:
+    """The header of an open file, or None if it is not a side file of this format or its size
+    cannot hold the records it counts."""
+    fh.seek(0)
+    head = fh.read(HEADER_BYTES)
+    if len(head) != HEADER_BYTES or not head.startswith(MAGIC):
+        return None
+    try:
+        meta = json.loads(head[len(MAGIC) :].rstrip(b"\0 ").decode("utf-8"))
+        header = Header(
+            store_uuid=str(meta["store_uuid"]),
+            generation=int(meta["generation"]),
+            dimension=int(meta["dimension"]),
+            count=int(meta["count"]),
+            dead=int(meta.get("dead", 0)),
+            top=int(meta.get("top", 0)),
+        )
+        if meta["format"] != FORMAT:
+            return None
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return None
+    if header.count < 0 or header.dimension < 1:
+        return None
+    if os.fstat(fh.fileno()).st_size < _end(header):
+        return None
+    return header
+
+
+def load(path: Path) -> Records | None:
+    """The file as a memory map, or None if it is missing, damaged or another format. Header,
+    size and map come from one open file, so a rename in between cannot mix two files."""
+    try:
+        with path.open("rb") as fh:
+            header = read_header(fh)
+            if header is None:
+                return None
+            if header.count == 0:
+                return Records(
+                    header,
+                    np.empty(0, dtype=np.int64),
+                    np.empty((0, header.dimension), dtype=np.float32),
+                )
+            records = np.memmap(
+                fh,
+                dtype=record_dtype(header.dimension),
+                mode="r",
+                offset=HEADER_BYTES,
+                shape=(header.count,),
+            )
+    except OSError:
+        return None
+    # Plain ndarray views of the map (the map stays alive through them): indexing a memmap
+    # subclass goes through Python on every call, a cost each search paid several times.
+    return Records(header, records["rowid"].view(np.ndarray), records["vector"].view(np.ndarray))
+
+
+def pack(rowids: Rowids, matrix: Matrix) -> bytes:
+    """Records as the bytes the file holds."""
+    out = np.empty(len(rowids), dtype=record_dtype(matrix.shape[1]))
+    out["rowid"] = rowids
+    out["vector"] = matrix
+    return out.tobytes()
+
+
+def rewrite(path: Path, header: Header, payload: bytes) -> None:
+    """Replace the whole file: a temp file, fsync, then an atomic rename."""
+    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    try:
+        with tmp.open("wb") as fh:
+            fh.write(_header_bytes(header))
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def append(path: Path, old: Header, new: Header, payload: bytes) -> bool:
+    """Add records after the ``old`` header's count, then write the ``new`` header. False (and
+    nothing written) when the file is no longer the one ``old`` describes."""
+    with path.open("r+b") as fh:
+        if read_header(fh) != old:
+            return False
+        fh.truncate(_end(old))  # a crashed append's leftovers
+        fh.seek(_end(old))
+        fh.write(payload)
+        fh.flush()
+        os.fsync(fh.fileno())  # the records reach the disk before a header that counts them
+        fh.seek(0)
+        fh.write(_header_bytes(new))
+        fh.flush()
+    return True
+
+
+_held: dict[Path, threading.RLock] = {}
+_held_guard = threading.Lock()
+_depth: dict[Path, int] = {}
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold the exclusive lock that serialises appends and rewrites of ``path``: an ``flock`` on
+    ``<file>.lock`` between processes, re-entrant within this one."""
+    with _held_guard:
+        guard = _held.setdefault(path, threading.RLock())
+    with guard:
+        if _depth.get(path, 0) > 0:
+            _depth[path] += 1
+            try:
+                yield
+            finally:
+                _depth[path] -= 1
+            return
+        with open(path.with_name(path.name + ".lock"), "a+b") as fh:
+            _flock(fh, exclusive=True)
+            _depth[path] = 1
+            try:
+                yield
+            finally:
+                _depth[path] = 0
+                _flock(fh, exclusive=False)
+
+
+def _flock(fh: BinaryIO, *, exclusive: bool) -> None:
+    if sys.platform == "win32":  # no flock: SQLite's write lock still orders most writers
+        return
+    import fcntl
+
+    fcntl.flock(fh.fileno(), fcntl.LOCK_EX if exclusive else fcntl.LOCK_UN)
+
+
+def _end(header: Header) -> int:
+    return HEADER_BYTES + header.count * record_dtype(header.dimension).itemsize
+
+
+def _header_bytes(header: Header) -> bytes:
+    meta = {
+        "format": FORMAT,
+        "store_uuid": header.store_uuid,
+        "generation": header.generation,
+        "dimension": header.dimension,
+        "count": header.count,
+        "dead": header.dead,
+        "top": header.top,
+    }
+    return (MAGIC + json.dumps(meta).encode("utf-8")).ljust(HEADER_BYTES, b" ")

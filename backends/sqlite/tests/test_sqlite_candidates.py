@@ -1,0 +1,133 @@
+"""Search through the store's candidates (chunks built for the returned hits only) gives what the
+plain hit lists give: the same ids, in the same order, with the same scores, in every mode and
+fusion, with and without a filter, and while the side file lags behind SQLite."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import ClassVar, Literal
+
+import numpy as np
+import pytest
+
+from engram.config import SearchConfig
+from engram.filters import Eq, Filter
+from engram.models import Chunk, Hit, IndexIdentity, InputType, SearchMode
+from engram.protocols import CandidateSearch, StoreCapability
+from engram.search import HybridSearcher
+from engram_sqlite import SQLiteStore
+
+DIM = 16
+IDENTITY = IndexIdentity(embedder="table", model="t16", dimension=DIM, chunker="c")
+MakeStore = Callable[..., SQLiteStore]
+WORDS = [
+    "river",
+    "stone",
+    "maple",
+    "cloud",
+    "ember",
+    "quartz",
+    "lantern",
+    "meadow",
+    "harbor",
+    "violet",
+]
+
+
+class HitsOnly:
+    """The same SQLite store seen through the plain Store methods only (no candidates), so the
+    searcher takes core's path over hit lists, which builds every candidate's chunk."""
+
+    capabilities: ClassVar[frozenset[StoreCapability]] = SQLiteStore.capabilities
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self._store = store
+
+    def get_identity(self) -> IndexIdentity | None:
+        return self._store.get_identity()
+
+    def vector_search(
+        self, vector: Sequence[float], k: int, filter: Filter | None = None
+    ) -> list[Hit]:
+        return self._store.vector_search(vector, k, filter)
+
+    def keyword_search(self, query: str, k: int, filter: Filter | None = None) -> list[Hit]:
+        return self._store.keyword_search(query, k, filter)
+
+
+class TableEmbedder:
+    """Query vectors from a fixed table (the queries below), like the bench's fixed embedder."""
+
+    name = "table"
+    model = "t16"
+    dimension = DIM
+
+    def __init__(self, table: dict[str, list[float]]) -> None:
+        self.table = table
+
+    def embed(self, texts: Sequence[str], input_type: InputType = "document") -> list[list[float]]:
+        return [self.table[t] for t in texts]
+
+
+def fill(store: SQLiteStore, n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(n, DIM)).tolist()
+    chunks = []
+    for i in range(n):
+        text = " ".join(rng.choice(WORDS, size=int(rng.integers(3, 9))).tolist())
+        vector = None if i % 17 == 0 else vectors[i]  # some chunks are keyword-only
+        chunks.append(
+            Chunk(
+                id=f"c{i:04d}",
+                document_id=f"d{i % 13}",
+                text=text,
+                vector=vector,
+                metadata={"half": i % 2},
+            )
+        )
+    store.upsert(chunks)
+
+
+@pytest.mark.parametrize("fusion", ["weighted", "rrf"])
+@pytest.mark.parametrize("mode", ["hybrid", "vector", "keyword"])
+@pytest.mark.parametrize("flt", [None, Eq(field="half", value=1)], ids=["all", "filtered"])
+def test_candidates_rank_exactly_as_the_hit_lists(
+    make_store: MakeStore, fusion: Literal["weighted", "rrf"], mode: SearchMode, flt: Filter | None
+) -> None:
+    store = make_store()
+    assert isinstance(store, CandidateSearch) and isinstance(store, SQLiteStore)
+    store.set_identity(IDENTITY)
+    fill(store, 600, seed=1)
+    store.upsert([Chunk(id="c0003", document_id="d", text="maple ember", vector=[1.0] * DIM)])
+    store.delete(["c0005"])  # changes after the last write: the file and SQLite both hold them
+    rng = np.random.default_rng(2)
+    queries = [" ".join(rng.choice(WORDS, size=2).tolist()) + f" q{i}" for i in range(12)]
+    embedder = TableEmbedder({q: rng.normal(size=DIM).tolist() for q in queries})
+    searcher = HybridSearcher(SearchConfig(min_score=0.0, limit=10, fusion=fusion))
+    for query in queries:
+        got = searcher.search(query, store, embedder, mode=mode, filter=flt).hits
+        want = searcher.search(query, HitsOnly(store), embedder, mode=mode, filter=flt).hits  # type: ignore[arg-type]
+        assert got, query
+        assert [h.chunk.id for h in got] == [h.chunk.id for h in want], query
+        for a, b in zip(got, want, strict=True):
+            assert abs(a.score - b.score) <= 1e-6
+            for x, y in ((a.vector_score, b.vector_score), (a.keyword_score, b.keyword_score)):
+                assert (x is None) == (y is None) and abs((x or 0.0) - (y or 0.0)) <= 1e-6
+            assert (a.chunk.text, a.chunk.metadata) == (b.chunk.text, b.chunk.metadata)
+            assert a.chunk.vector is None  # built without decoding the vector
+
+
+def test_side_file_follows_the_writer_not_the_reader(make_store: MakeStore, db_path: Path) -> None:
+    """Each committed write is appended to the side file; a reader's search finds it current."""
+    side = db_path.with_name(db_path.name + "-vectors")
+    store = make_store()
+    store.set_identity(IDENTITY)
+    fill(store, 300, seed=3)
+    size = side.stat().st_size
+    fill(store, 300, seed=4)  # the same ids again: 300 replaced vectors, appended
+    assert side.stat().st_size > size
+    reader = make_store()
+    before = side.stat().st_mtime_ns
+    reader.vector_search([1.0] * DIM, 5)
+    assert side.stat().st_mtime_ns == before  # the search wrote nothing

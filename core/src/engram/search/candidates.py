@@ -1,0 +1,88 @@
+"""Any store as a ``CandidateSearch``: stores that only have ``vector_search`` /
+``keyword_search`` (LanceDB, Chroma, the in-memory reference) are searched through these, so the
+searcher and fusion have one path whatever the store."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from engram.candidates import Candidates, Keys, Scores
+from engram.filters import Filter
+from engram.models import Chunk, Hit
+from engram.protocols import CandidateSearch, Store
+
+
+class HitPool:
+    """Hits kept by position: each candidate's key is where its chunk sits in the pool."""
+
+    def __init__(self) -> None:
+        self._chunks: list[Chunk] = []
+
+    def add(self, hits: Sequence[Hit]) -> Candidates:
+        start = len(self._chunks)
+        self._chunks.extend(h.chunk for h in hits)
+        return Candidates.of(
+            [h.chunk.id for h in hits], [h.score for h in hits], range(start, len(self._chunks))
+        )
+
+    def key_scores(self, keys: Keys, vector: Sequence[float]) -> Scores:
+        unit = unit_vector(vector)
+        out = np.full(len(keys), np.nan)
+        for i, key in enumerate(keys.tolist()):
+            score = cosine(unit, self._chunks[key].vector)
+            if score is not None:
+                out[i] = score
+        return out
+
+    def chunks_for(self, keys: Keys, *, vectors: bool = False) -> list[Chunk]:
+        """The pooled chunks, as the store gave them (``vectors`` changes nothing here)."""
+        return [self._chunks[key] for key in keys.tolist()]
+
+
+class HitCandidates(HitPool):
+    """``CandidateSearch`` over a store's hit lists."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__()
+        self._store = store
+
+    def vector_candidates(
+        self, vector: Sequence[float], k: int, filter: Filter | None = None
+    ) -> Candidates:
+        return self.add(self._store.vector_search(vector, k, filter))
+
+    def keyword_candidates(self, query: str, k: int, filter: Filter | None = None) -> Candidates:
+        return self.add(self._store.keyword_search(query, k, filter))
+
+
+def candidate_search(store: Store) -> CandidateSearch:
+    """``store`` itself when it answers with candidates, else an adapter over its hit lists."""
+    if isinstance(store, CandidateSearch):
+        return store
+    return HitCandidates(store)
+
+
+def unit_vector(vector: Sequence[float] | None) -> npt.NDArray[np.float64] | None:
+    """``vector`` scaled to length 1 (float64); None for a missing, zero or non-finite one."""
+    if vector is None:
+        return None
+    arr = np.asarray(vector, dtype=np.float64)
+    norm = float(np.linalg.norm(arr))
+    return None if norm == 0 or not math.isfinite(norm) else arr / norm
+
+
+def cosine(
+    unit_query: npt.NDArray[np.float64] | None, vector: Sequence[float] | None
+) -> float | None:
+    """Cosine of a chunk's stored vector with the (unit) query, None when either is unknown."""
+    if unit_query is None or vector is None or len(vector) != len(unit_query):
+        return None
+    arr = np.asarray(vector, dtype=np.float64)
+    norm = float(np.linalg.norm(arr))
+    if norm == 0 or not math.isfinite(norm):
+        return 0.0
+    return float(arr @ unit_query) / norm
