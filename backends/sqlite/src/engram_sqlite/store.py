@@ -179,6 +179,7 @@ class SQLiteStore:
                 "AND id NOT IN (SELECT value FROM json_each(?))",
                 (document_id, id_list(list(keep))),
             )
+        self._persist()
 
     def delete_where(self, filter: Filter) -> None:
         where, params = compile_filter(filter)
