@@ -24,7 +24,7 @@ from engram.errors import (
 from engram.filters import Contains, Eq
 from engram.models import Chunk, Hit, IndexIdentity, InputType
 from engram.plugins import build_registry, get_plugin_manager
-from engram.protocols import Searcher, StoreCapability
+from engram.protocols import Searcher, StoreCapability, embedder_identity
 from engram.search import (
     HybridSearcher,
     SearcherOptions,
@@ -32,6 +32,7 @@ from engram.search import (
     fuse_weighted,
     keyword_standout,
     normalize_keyword,
+    passes_min_score,
     tokenize,
 )
 
@@ -327,9 +328,42 @@ def test_min_score_drops_weak_weighted_hits(
     loose = searcher(min_score=0.0).search("timeout error", notes_store, embedder, limit=5)
     strict = searcher(min_score=0.3).search("timeout error", notes_store, embedder, limit=5)
     assert len(loose.hits) == 5
-    assert ids(strict.hits) == [h.chunk.id for h in loose.hits if h.score >= 0.3]
+    assert ids(strict.hits) == [h.chunk.id for h in loose.hits if passes_min_score(h, 0.3)]
     assert ids(strict.hits)[0] == "bug"
     assert len(strict.hits) < len(loose.hits)
+
+
+_WORDS = ["cat", "dog", "coffee", "deploy", "sofa", "tea", "python", "error", "sleep", "sun"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(
+        st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6).map(" ".join),
+        min_size=1,
+        max_size=12,
+    ),
+    query=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=3).map(" ".join),
+    min_score=st.floats(0.0, 1.0),
+)
+def test_hybrid_keeps_every_hit_vector_mode_shows(
+    texts: list[str], query: str, min_score: float
+) -> None:
+    embedder = HashEmbedder(HashEmbedderOptions())
+    store = MemoryStore()
+    store.set_identity(embedder_identity(embedder, "test"))
+    vectors = embedder.embed(texts)
+    store.upsert(
+        [
+            Chunk(id=f"n{i}", document_id=f"n{i}.md", text=text, vector=vector)
+            for i, (text, vector) in enumerate(zip(texts, vectors, strict=True))
+        ]
+    )
+    options = {"min_score": min_score, "limit": len(texts), "candidate_multiplier": 1}
+    vector = searcher(**options).search(query, store, embedder, mode="vector")
+    hybrid = searcher(**options).search(query, store, embedder, mode="hybrid")
+    assert set(ids(vector.hits)) <= set(ids(hybrid.hits))
+    assert all(passes_min_score(h, min_score) for h in hybrid.hits)
 
 
 def test_limit_caps_the_hits(notes_store: MemoryStore, embedder: HashEmbedder) -> None:

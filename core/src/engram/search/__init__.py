@@ -8,6 +8,7 @@ from engram.search.fusion import (
     fuse_weighted,
     keyword_standout,
     normalize_keyword,
+    passes_min_score,
 )
 from engram.search.searcher import HybridSearcher, SearcherOptions
 from engram.search.words import tokenize
@@ -21,5 +22,6 @@ __all__ = [
     "fuse_weighted",
     "keyword_standout",
     "normalize_keyword",
+    "passes_min_score",
     "tokenize",
 ]

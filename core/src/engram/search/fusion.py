@@ -125,6 +125,17 @@ def fuse_weighted(
     return ranked(fused)
 
 
+def passes_min_score(hit: Hit, min_score: float) -> bool:
+    """Whether a weighted-fusion hit clears ``min_score``: its fused score or its cosine does.
+
+    The threshold means "relevant enough to show"; the fused score of a hit only the vector side
+    found is diluted by the missing keyword part, so judging it by the fused score alone dropped
+    hits that vector mode shows (``kitten`` → the cats note at cosine 0.44, fused 0.27)."""
+    if hit.score >= min_score:
+        return True
+    return hit.vector_score is not None and hit.vector_score >= min_score
+
+
 def keyword_standout(scores: Sequence[float]) -> float:
     """How far the best keyword score stands above the list's mean, in [0, 1]: 0 when every hit
     scores the same (typical of stray-word matches), 1 for fewer than two hits."""

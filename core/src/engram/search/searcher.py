@@ -17,7 +17,13 @@ from engram.errors import (
 from engram.filters import Filter
 from engram.models import Hit, SearchMode, SearchResult
 from engram.protocols import Embedder, Store
-from engram.search.fusion import fuse_rrf, fuse_weighted, normalize_keyword, ranked
+from engram.search.fusion import (
+    fuse_rrf,
+    fuse_weighted,
+    normalize_keyword,
+    passes_min_score,
+    ranked,
+)
 from engram.search.words import tokenize
 
 SearcherOptions = SearchConfig
@@ -28,11 +34,12 @@ class HybridSearcher:
     """The default searcher: vector, keyword, or both fused (weighted or RRF).
 
     Each side fetches ``limit * candidate_multiplier`` candidates. ``min_score`` applies to
-    weighted scores and to cosine in vector mode; never to keyword-only results (BM25
-    magnitudes depend on corpus size) nor to RRF scores (another scale). In hybrid mode a missing
-    or failing embedder degrades to keyword results (``degraded=True`` plus a warning); a store
-    without keyword search gives vector results with a warning. ``SearchResult.mode`` is the
-    mode actually used.
+    cosine in vector mode and, in weighted hybrid mode, to the fused score or the hit's cosine,
+    whichever is higher (so hybrid never drops a hit vector mode shows); never to keyword-only
+    results (BM25 magnitudes depend on corpus size) nor to RRF scores (another scale). In hybrid
+    mode a missing or failing embedder degrades to keyword results (``degraded=True`` plus a
+    warning); a store without keyword search gives vector results with a warning.
+    ``SearchResult.mode`` is the mode actually used.
     """
 
     name = "default"
@@ -199,7 +206,9 @@ class HybridSearcher:
             standout_floor=opts.keyword_standout_floor,
             query_vector=vector,
         )
-        return SearchResult(query=query, mode="hybrid", hits=self._cut(fused, limit))
+        min_score = self.options.min_score
+        kept = [h for h in fused if passes_min_score(h, min_score)]
+        return SearchResult(query=query, mode="hybrid", hits=kept[:limit])
 
     def _cut(self, hits: list[Hit], limit: int) -> list[Hit]:
         return [h for h in hits if h.score >= self.options.min_score][:limit]
