@@ -73,6 +73,15 @@ def test_every_mode_is_scored_and_the_exact_store_matches_numpy(
         assert sum(c["queries"] for c in row["per_category"].values()) == dataset.query_count
     assert result["errors"] == []
     assert result["embedding"]["hash"]["embedded_now"] == embedded.stats.embedded
+    paired = {p["mode"]: p for p in result["paired"]}
+    assert set(paired) == {"hybrid-weighted", "hybrid-rrf"}
+    single = {m: rows[("memory", m)]["metrics"]["ndcg@10"] for m in ("keyword", "vector")}
+    for mode, entry in paired.items():
+        assert entry["versus"] == max(single, key=lambda m: single[m])
+        gap = rows[("memory", mode)]["metrics"]["ndcg@10"] - single[entry["versus"]]
+        assert entry["mean"] == pytest.approx(gap)
+        assert entry["low"] <= entry["mean"] <= entry["high"]
+    assert all("per_query" not in row for row in result["rows"])
 
 
 @pytest.mark.parametrize("everywhere", [False, True])
