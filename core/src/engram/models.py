@@ -14,6 +14,8 @@ InputType = Literal["document", "query"]
 SearchMode = Literal["hybrid", "vector", "keyword"]
 FusionMethod = Literal["weighted", "rrf"]
 KeywordScale = Literal["relative", "saturating"]
+# How weighted fusion sets the two weights for a query (engram.search.fusion.balance_weights).
+FusionBalance = Literal["standout", "fixed"]
 
 
 class Chunk(BaseModel):

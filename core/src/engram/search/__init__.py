@@ -3,6 +3,7 @@ searcher (``searcher``). The names below are the public ones; import them from h
 
 from engram.search.fusion import (
     apply_recency,
+    balance_weights,
     best_per_document,
     fuse_rrf,
     fuse_weighted,
@@ -17,6 +18,7 @@ __all__ = [
     "HybridSearcher",
     "SearcherOptions",
     "apply_recency",
+    "balance_weights",
     "best_per_document",
     "fuse_rrf",
     "fuse_weighted",

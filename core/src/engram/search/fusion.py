@@ -39,7 +39,7 @@ import numpy.typing as npt
 
 from engram.errors import ConfigError, StoreError
 from engram.filters import parse_iso
-from engram.models import Hit, KeywordScale, Metadata
+from engram.models import FusionBalance, Hit, KeywordScale, Metadata
 
 
 def normalize_keyword(score: float) -> float:
@@ -91,6 +91,7 @@ def fuse_weighted(
     *,
     standout_floor: float = 1.0,
     query_vector: Sequence[float] | None = None,
+    balance: FusionBalance = "fixed",
 ) -> list[Hit]:
     """Merge store hits by chunk id: ``wv * clip(cosine, 0, 1) + wk * keyword part``, where the
     keyword part is ``bm25 / best bm25 of these hits`` (``"relative"``) or
@@ -98,7 +99,9 @@ def fuse_weighted(
 
     Inputs are store hits (``score`` in the store's scale). Weights are rescaled to sum to 1, so
     every fused score is in [0, 1]; with ``standout_floor`` below 1 the keyword weight shrinks
-    when no keyword hit stands out (see the module docstring). A chunk the keyword side found and
+    when no keyword hit stands out (see the module docstring); with ``balance = "standout"`` both
+    weights are set per query by ``balance_weights`` instead, and a chunk the keyword side did
+    not return gets the weakest keyword part of the list. A chunk the keyword side found and
     the vector side did not gets its cosine with ``query_vector`` if both vectors are known, else
     0; a side that did not find a chunk otherwise counts 0. The raw cosine and BM25 values are
     kept as ``vector_score`` / ``keyword_score``.
@@ -108,8 +111,19 @@ def fuse_weighted(
     by_keyword = _first_by_id(keyword_hits)
     keyword_scores = [h.score for _, h in by_keyword.values()]
     keyword_part = _keyword_scaler(keyword_scores, keyword_scale)
-    wk *= standout_floor + (1.0 - standout_floor) * keyword_standout(keyword_scores)
-    wv = 1.0 - wk if wv > 0 else 0.0
+    unmatched = 0.0  # the keyword part of a chunk the keyword side did not return
+    if balance == "standout":
+        vector_scores = [h.score for _, h in by_vector.values()]
+        parts = [keyword_part(s) for s in keyword_scores]
+        wv, wk = balance_weights(vector_scores, parts, wv, wk)
+        # It scored at most the weakest keyword candidate: that is its floor, not 0, else a
+        # chunk just past the keyword cut-off would lose the whole spread of the keyword list.
+        # A list without spread (one hit, or all alike) gives no floor: then it stays 0.
+        if len(parts) >= 2 and max(parts) > min(parts):
+            unmatched = min(parts)
+    else:
+        wk *= standout_floor + (1.0 - standout_floor) * keyword_standout(keyword_scores)
+        wv = 1.0 - wk if wv > 0 else 0.0
     unit_query = _unit(query_vector)
     fused: list[Hit] = []
     for chunk_id in by_vector.keys() | by_keyword.keys():
@@ -119,10 +133,61 @@ def fuse_weighted(
         v_raw = v[1].score if v else _cosine(unit_query, chunk.vector)
         k_raw = kw[1].score if kw else None
         v_part = min(1.0, max(0.0, v_raw)) if v_raw is not None else 0.0
-        k_part = keyword_part(k_raw) if k_raw is not None else 0.0
+        k_part = keyword_part(k_raw) if k_raw is not None else unmatched
         score = min(1.0, max(0.0, wv * v_part + wk * k_part))
         fused.append(Hit(chunk=chunk, score=score, vector_score=v_raw, keyword_score=k_raw))
     return ranked(fused)
+
+
+# Tuned on SciFact (nDCG@10 0.737 / 0.739 / 0.7405 for 1 / 2 / 2 with the keyword floor, base
+# weights 0.5 / 0.5), checked on LoCoMo, Cranfield and CISI (docs/benchmarks.md).
+CONFIDENCE_POWER = 2
+
+
+def balance_weights(
+    vector_scores: Sequence[float],
+    keyword_parts: Sequence[float],
+    vector_weight: float,
+    keyword_weight: float,
+) -> tuple[float, float]:
+    """Per-query weights for ``clip(cosine)`` and the keyword part, summing to 1.
+
+    Each side counts by how far its best hit stands above its own candidates, in standard
+    deviations (``z`` of the top hit), per unit of that side's spread: ``w = base * z**2 / sd``.
+    The blend then ranks like a sum of z-scores weighted by confidence (squared, so the clearly
+    more confident side leads), yet stays in [0, 1] on the cosine scale. Cosines of a query's
+    candidates lie close together (a spread of a few hundredths) while keyword parts span 0..1,
+    so fixed weights let a keyword part of the same size outweigh any cosine gap; scaled by
+    spread, neither side's units win by themselves, and a side whose best hit stands out of
+    nothing (stray words, a flat list) weighs little or nothing: the other, confident side
+    ranks. A side without hits weighs 0 (hybrid then ranks as the other mode); with a single
+    hit on a side, or no spread on either, the base weights stand.
+    """
+    wv, wk = _weights(vector_weight, keyword_weight)
+    if not keyword_parts:
+        return (1.0, 0.0) if vector_scores else (wv, wk)
+    if not vector_scores:
+        return 0.0, 1.0
+    if len(vector_scores) < 2 or len(keyword_parts) < 2:
+        return wv, wk
+    v_conf, v_spread = _top_z(vector_scores)
+    k_conf, k_spread = _top_z(keyword_parts)
+    av = wv * v_conf**CONFIDENCE_POWER / v_spread if v_spread > 0 else 0.0
+    ak = wk * k_conf**CONFIDENCE_POWER / k_spread if k_spread > 0 else 0.0
+    if av + ak <= 0:
+        return wv, wk
+    return av / (av + ak), ak / (av + ak)
+
+
+def _top_z(scores: Sequence[float]) -> tuple[float, float]:
+    """(how many standard deviations the best score stands above the mean, the deviation)."""
+    if len(scores) < 2:
+        return 0.0, 0.0
+    arr = np.asarray(scores, dtype=np.float64)
+    spread = float(arr.std())
+    if spread == 0 or not math.isfinite(spread):
+        return 0.0, 0.0
+    return max(0.0, float(arr.max() - arr.mean()) / spread), spread
 
 
 def passes_min_score(hit: Hit, min_score: float) -> bool:

@@ -205,6 +205,7 @@ class HybridSearcher:
             opts.keyword_scale,
             standout_floor=opts.keyword_standout_floor,
             query_vector=vector,
+            balance=opts.balance,
         )
         min_score = self.options.min_score
         kept = [h for h in fused if passes_min_score(h, min_score)]
