@@ -20,7 +20,7 @@ SEED = 0
 LEVEL = 0.95
 METRIC = "ndcg@10"
 SINGLE_MODES = ("keyword", "vector")
-HYBRID_MODES = ("hybrid-weighted", "hybrid-rrf")
+HYBRID_MODES = ("hybrid-weighted", "hybrid-rrf", "hybrid-standout")
 _BLOCK = 500  # resamples drawn at once: bounds the index matrix at BLOCK x queries
 
 

@@ -54,13 +54,18 @@ class Mode:
     name: str
     mode: SearchMode
     fusion: FusionMethod = "weighted"
+    # Other [search] options of this mode, as (key, value) pairs.
+    options: tuple[tuple[str, object], ...] = ()
 
 
+# The default weighted fusion, RRF, and the opt-in per-query balance (so the same run compares it).
+STANDOUT = (("balance", "standout"), ("vector_weight", 0.5), ("keyword_weight", 0.5))
 MODES = (
     Mode("keyword", "keyword"),
     Mode("vector", "vector"),
     Mode("hybrid-weighted", "hybrid", "weighted"),
     Mode("hybrid-rrf", "hybrid", "rrf"),
+    Mode("hybrid-standout", "hybrid", "weighted", STANDOUT),
 )
 
 
@@ -248,11 +253,14 @@ def run_store(
     )
     searchers = {
         m.name: HybridSearcher(
-            SearchConfig(
-                min_score=0.0,
-                fusion=m.fusion,
-                limit=limit,
-                candidate_multiplier=multiplier(limit, candidates),
+            SearchConfig.model_validate(
+                {
+                    **dict(m.options),
+                    "min_score": 0.0,
+                    "fusion": m.fusion,
+                    "limit": limit,
+                    "candidate_multiplier": multiplier(limit, candidates),
+                }
             )
         )
         for m in modes
