@@ -4,6 +4,7 @@ and call a gap significant only when the interval leaves 0."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -32,7 +33,7 @@ def test_a_consistent_loss_is_worse_and_noise_is_a_tie() -> None:
 
 
 def test_hybrid_is_compared_with_the_better_single_mode_per_query() -> None:
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"store": "s", "embedder": None, "mode": "keyword"},
         {"store": "s", "embedder": "e", "mode": "vector"},
         {"store": "s", "embedder": "e", "mode": "hybrid-weighted"},
