@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -78,3 +79,26 @@ def test_broken_beir_files_say_which_line(tmp_path: Path) -> None:
     (folder / "corpus.jsonl").write_text('{"_id": "d0", "text": "x"}\nnot json\n')
     with pytest.raises(ConfigError, match=r"corpus.jsonl:2 is not JSON"):
         load_beir(folder)
+
+
+def test_gzipped_beir_files_load_like_plain_ones(tmp_path: Path) -> None:
+    plain = load_beir(write_beir(tmp_path / "plain"))
+    folder = write_beir(tmp_path / "packed")
+    for rel in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
+        path = folder / rel
+        with gzip.open(path.with_name(path.name + ".gz"), "wb") as fh:
+            fh.write(path.read_bytes())
+        path.unlink()
+    packed = load_dataset("packed", tmp_path)
+    assert packed.kind == "beir"
+    assert packed.groups[0].docs == plain.groups[0].docs
+    assert packed.groups[0].queries == plain.groups[0].queries
+
+
+def test_a_name_missing_from_data_is_found_among_the_bench_sets(tmp_path: Path) -> None:
+    bundled = tmp_path / "bench-data"
+    write_beir(bundled / "kept")
+    assert resolve("kept", tmp_path / "data", bundled) == ("kept", bundled / "kept")
+    write_beir(tmp_path / "data" / "kept")  # --data wins when it has the set
+    assert resolve("kept", tmp_path / "data", bundled) == ("kept", tmp_path / "data" / "kept")
+    assert resolve("other", tmp_path / "data", bundled) == ("other", tmp_path / "data" / "other")

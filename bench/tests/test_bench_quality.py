@@ -73,6 +73,15 @@ def test_every_mode_is_scored_and_the_exact_store_matches_numpy(
         assert sum(c["queries"] for c in row["per_category"].values()) == dataset.query_count
     assert result["errors"] == []
     assert result["embedding"]["hash"]["embedded_now"] == embedded.stats.embedded
+    paired = {p["mode"]: p for p in result["paired"]}
+    assert set(paired) == {"hybrid-weighted", "hybrid-rrf", "hybrid-standout"}
+    single = {m: rows[("memory", m)]["metrics"]["ndcg@10"] for m in ("keyword", "vector")}
+    for mode, entry in paired.items():
+        assert entry["versus"] == max(single, key=lambda m: single[m])
+        gap = rows[("memory", mode)]["metrics"]["ndcg@10"] - single[entry["versus"]]
+        assert entry["mean"] == pytest.approx(gap)
+        assert entry["low"] <= entry["mean"] <= entry["high"]
+    assert all("per_query" not in row for row in result["rows"])
 
 
 @pytest.mark.parametrize("everywhere", [False, True])
@@ -112,7 +121,8 @@ def test_the_per_query_memo_changes_no_ranking(
     store.set_identity(embedder_identity(embedder, CHUNKER))
     index_docs(store, dataset.groups[0].docs, embedded.groups[0])
     for mode in MODES:
-        searcher = HybridSearcher(SearchConfig(min_score=0.0, fusion=mode.fusion, limit=101))
+        options = {**dict(mode.options), "min_score": 0.0, "fusion": mode.fusion, "limit": 101}
+        searcher = HybridSearcher(SearchConfig.model_validate(options))
         found = {
             q.id: [
                 h.chunk.id for h in searcher.search(q.text, store, embedder, mode=mode.mode).hits

@@ -56,5 +56,9 @@ def test_a_quick_run_writes_json_markdown_and_plots(tmp_path: Path) -> None:
     for heading in ("## 1. Retrieval quality", "## 2. Speed and scale", "## 3. The pipeline"):
         assert heading in markdown
     assert "Published anchors" in markdown
+    assert "Hybrid minus the better single mode" in markdown
+    paired = quality["scifact"]["paired"]
+    assert {p["mode"] for p in paired} == {"hybrid-weighted", "hybrid-rrf", "hybrid-standout"}
+    assert all(p["verdict"] in {"worse", "tie", "better"} for p in paired)
     assert (f"]({stem}-latency.png)" in markdown) == plots.available()
     assert any(m.startswith("bench: wrote") for m in messages)

@@ -24,14 +24,16 @@ from engram.errors import (
 from engram.filters import Contains, Eq
 from engram.models import Chunk, Hit, IndexIdentity, InputType
 from engram.plugins import build_registry, get_plugin_manager
-from engram.protocols import Searcher, StoreCapability
+from engram.protocols import Searcher, StoreCapability, embedder_identity
 from engram.search import (
     HybridSearcher,
     SearcherOptions,
+    balance_weights,
     fuse_rrf,
     fuse_weighted,
     keyword_standout,
     normalize_keyword,
+    passes_min_score,
     tokenize,
 )
 
@@ -327,9 +329,82 @@ def test_min_score_drops_weak_weighted_hits(
     loose = searcher(min_score=0.0).search("timeout error", notes_store, embedder, limit=5)
     strict = searcher(min_score=0.3).search("timeout error", notes_store, embedder, limit=5)
     assert len(loose.hits) == 5
-    assert ids(strict.hits) == [h.chunk.id for h in loose.hits if h.score >= 0.3]
+    assert ids(strict.hits) == [h.chunk.id for h in loose.hits if passes_min_score(h, 0.3)]
     assert ids(strict.hits)[0] == "bug"
     assert len(strict.hits) < len(loose.hits)
+
+
+_WORDS = ["cat", "dog", "coffee", "deploy", "sofa", "tea", "python", "error", "sleep", "sun"]
+
+
+@given(
+    vector=st.lists(st.floats(-1.0, 1.0), max_size=30),
+    keyword=st.lists(st.floats(0.0, 1.0), max_size=30),
+    wv=st.floats(0.01, 10.0),
+    wk=st.floats(0.01, 10.0),
+)
+def test_balanced_weights_are_shares_of_one(
+    vector: list[float], keyword: list[float], wv: float, wk: float
+) -> None:
+    a, b = balance_weights(vector, keyword, wv, wk)
+    assert 0.0 <= a <= 1.0 and 0.0 <= b <= 1.0
+    assert a + b == pytest.approx(1.0)
+
+
+def test_balance_leaves_the_ranking_to_the_side_that_stands_out() -> None:
+    # No keyword hit: the vector side alone (hybrid ranks and scores as vector mode).
+    assert balance_weights([0.5, 0.4], [], 0.6, 0.4) == (1.0, 0.0)
+    assert balance_weights([], [1.0, 0.2], 0.6, 0.4) == (0.0, 1.0)
+    # Stray words that match every candidate alike: nothing to rank by on the keyword side.
+    assert balance_weights([0.6, 0.5, 0.45], [1.0, 1.0, 1.0], 0.6, 0.4) == (1.0, 0.0)
+    # One keyword hit towering over many near-misses outranks close cosines, and the reverse.
+    close = [hit(f"v{i}", 0.50 - 0.006 * i) for i in range(6)]
+    towering = [hit("v5", 20.0)] + [hit(f"k{i}", 1.0) for i in range(20)]
+    assert ids(fuse_weighted(close, towering, 0.6, 0.4, balance="standout"))[0] == "v5"
+    clear = [hit("a", 0.9)] + [hit(f"v{i}", 0.3) for i in range(20)]
+    flat = [hit(f"v{i}", s) for i, s in enumerate([10.0, 9.5, 9.0, 9.0, 8.5])]
+    assert ids(fuse_weighted(clear, flat, 0.6, 0.4, balance="standout"))[0] == "a"
+    # Too few hits to measure a spread: the configured weights.
+    assert balance_weights([0.5], [1.0, 0.5], 0.6, 0.4) == pytest.approx((0.6, 0.4))
+
+
+@given(vector=_vector_hits)
+def test_standout_balance_without_keyword_hits_is_vector_mode(
+    vector: list[tuple[str, float]],
+) -> None:
+    fused = fuse_weighted(_hits(vector), [], 0.6, 0.4, balance="standout")
+    expected = sorted(((-max(0.0, s), i) for i, s in vector))
+    assert [(-h.score, h.chunk.id) for h in fused] == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(
+        st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6).map(" ".join),
+        min_size=1,
+        max_size=12,
+    ),
+    query=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=3).map(" ".join),
+    min_score=st.floats(0.0, 1.0),
+)
+def test_hybrid_keeps_every_hit_vector_mode_shows(
+    texts: list[str], query: str, min_score: float
+) -> None:
+    embedder = HashEmbedder(HashEmbedderOptions())
+    store = MemoryStore()
+    store.set_identity(embedder_identity(embedder, "test"))
+    vectors = embedder.embed(texts)
+    store.upsert(
+        [
+            Chunk(id=f"n{i}", document_id=f"n{i}.md", text=text, vector=vector)
+            for i, (text, vector) in enumerate(zip(texts, vectors, strict=True))
+        ]
+    )
+    options = {"min_score": min_score, "limit": len(texts), "candidate_multiplier": 1}
+    vector = searcher(**options).search(query, store, embedder, mode="vector")
+    hybrid = searcher(**options).search(query, store, embedder, mode="hybrid")
+    assert set(ids(vector.hits)) <= set(ids(hybrid.hits))
+    assert all(passes_min_score(h, min_score) for h in hybrid.hits)
 
 
 def test_limit_caps_the_hits(notes_store: MemoryStore, embedder: HashEmbedder) -> None:

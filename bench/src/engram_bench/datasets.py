@@ -1,8 +1,9 @@
 """Retrieval datasets in two public layouts, loaded generically so other sets drop in by path.
 
-- **BEIR** (a folder with ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``): one
-  group; a document's text is ``title + " " + text`` (BEIR and sentence-transformers index both);
-  only queries with qrels are evaluated; nDCG@10 and Recall@100 as in the BEIR paper.
+- **BEIR** (a folder with ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``, each
+  possibly gzipped as ``<name>.gz``): one group; a document's text is ``title + " " + text``
+  (BEIR and sentence-transformers index both); only queries with qrels are evaluated; nDCG@10
+  and Recall@100 as in the BEIR paper.
 - **LoCoMo** (a JSON list of samples with ``conversation`` and ``qa``): one group per
   conversation, so each question searches only its own dialogue; a document is one turn
   (``"<speaker>: <text>"``, plus the caption of a shared photo); relevant = the question's
@@ -12,12 +13,14 @@
 from __future__ import annotations
 
 import csv
+import gzip
+import io
 import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 from engram.errors import ConfigError
 
@@ -32,6 +35,8 @@ LOCOMO_CATEGORIES = {
     "4": "single-hop",
     "5": "adversarial",
 }
+# Sets kept with the bench (bench/data/<name>/, see its README): looked up after --data.
+BUNDLED_DATA = Path(__file__).resolve().parents[2] / "data"
 _DIA_ID = re.compile(r"D\d+:\d+")
 _SESSION = re.compile(r"session_(\d+)")
 
@@ -80,15 +85,19 @@ class Dataset:
         return sum(len(g.queries) for g in self.groups)
 
 
-def resolve(spec: str, data_dir: Path) -> tuple[str, Path]:
-    """``name``, ``name=PATH`` or ``PATH`` → (dataset name, where it is)."""
+def resolve(spec: str, data_dir: Path, bundled: Path = BUNDLED_DATA) -> tuple[str, Path]:
+    """``name``, ``name=PATH`` or ``PATH`` → (dataset name, where it is). A bare name is looked
+    up in ``data_dir``, then among the sets kept with the bench (``bundled``)."""
     name, sep, raw = spec.partition("=")
     if sep:
         return name.strip(), Path(raw).expanduser()
     given = Path(spec).expanduser()
     if ("/" in spec or given.suffix == ".json") and given.exists():
         return given.stem, given
-    return spec, data_dir / spec
+    first = data_dir / spec
+    if not first.exists() and _is_beir(bundled / spec):
+        return spec, bundled / spec
+    return spec, first
 
 
 def load_dataset(spec: str, data_dir: Path, *, max_queries: int | None = None) -> Dataset:
@@ -96,10 +105,10 @@ def load_dataset(spec: str, data_dir: Path, *, max_queries: int | None = None) -
     name, path = resolve(spec, data_dir)
     if not path.exists():
         raise ConfigError(
-            f"dataset {name!r} not found at {path}; pass --data with the folder that holds it "
-            f"(see docs/benchmarks.md), or give its path as {name}=PATH"
+            f"dataset {name!r} not found at {path} nor in {BUNDLED_DATA}; pass --data with the "
+            f"folder that holds it (see docs/benchmarks.md), or give its path as {name}=PATH"
         )
-    if path.is_dir() and (path / "corpus.jsonl").is_file():
+    if _is_beir(path):
         return load_beir(path, name=name, max_queries=max_queries)
     json_file = path if path.is_file() else _find_locomo_json(path)
     if json_file is not None:
@@ -236,10 +245,30 @@ def _join(title: object, text: object) -> str:
     return " ".join(p for p in parts if p)
 
 
+def _is_beir(folder: Path) -> bool:
+    return folder.is_dir() and _present(folder / "corpus.jsonl") is not None
+
+
+def _present(path: Path) -> Path | None:
+    """``path`` itself, or its gzipped copy ``<path>.gz``, whichever exists (else None)."""
+    for candidate in (path, path.with_name(path.name + ".gz")):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _open_text(path: Path, what: str) -> IO[str]:
+    """Open ``path`` (or ``<path>.gz``) as UTF-8 text; missing → one clear error."""
+    found = _present(path)
+    if found is None:
+        raise ConfigError(f"{path} (or {path.name}.gz) is missing; {what}")
+    if found.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(found, "rb"), encoding="utf-8", newline="")
+    return found.open(encoding="utf-8", newline="")
+
+
 def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    if not path.is_file():
-        raise ConfigError(f"{path} is missing; a BEIR dataset folder needs it")
-    with path.open(encoding="utf-8") as fh:
+    with _open_text(path, "a BEIR dataset folder needs it") as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
@@ -255,10 +284,8 @@ def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def _read_qrels(path: Path) -> dict[str, dict[str, int]]:
-    if not path.is_file():
-        raise ConfigError(f"{path} is missing; a BEIR dataset folder needs qrels/<split>.tsv")
     out: dict[str, dict[str, int]] = {}
-    with path.open(encoding="utf-8", newline="") as fh:
+    with _open_text(path, "a BEIR dataset folder needs qrels/<split>.tsv") as fh:
         for number, row in enumerate(csv.reader(fh, delimiter="\t"), start=1):
             if not row or (number == 1 and not row[-1].strip().lstrip("-").isdigit()):
                 continue  # blank line or the header

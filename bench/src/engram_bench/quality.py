@@ -35,6 +35,8 @@ from engram.search import HybridSearcher
 from engram_bench.datasets import Dataset, Query
 from engram_bench.embedding import EmbedStats, FixedEmbedder, Matrix, embed_all
 from engram_bench.metrics import metric, metric_depth
+from engram_bench.paired import METRIC as PAIRED_METRIC
+from engram_bench.paired import compare_modes
 from engram_bench.speed import exact_top_k
 from engram_bench.stores import StoreSpec, fresh_folder, maintain
 from engram_bench.timing import summarize_ms
@@ -52,13 +54,18 @@ class Mode:
     name: str
     mode: SearchMode
     fusion: FusionMethod = "weighted"
+    # Other [search] options of this mode, as (key, value) pairs.
+    options: tuple[tuple[str, object], ...] = ()
 
 
+# The default weighted fusion, RRF, and the opt-in per-query balance (so the same run compares it).
+STANDOUT = (("balance", "standout"), ("vector_weight", 0.5), ("keyword_weight", 0.5))
 MODES = (
     Mode("keyword", "keyword"),
     Mode("vector", "vector"),
     Mode("hybrid-weighted", "hybrid", "weighted"),
     Mode("hybrid-rrf", "hybrid", "rrf"),
+    Mode("hybrid-standout", "hybrid", "weighted", STANDOUT),
 )
 
 
@@ -132,6 +139,15 @@ def evaluate(dataset: Dataset, retrieved: dict[str, list[str]]) -> dict[str, Any
         "per_category": per_category,
         "queries": n,
     }
+
+
+def per_query(dataset: Dataset, retrieved: dict[str, list[str]]) -> list[float]:
+    """The paired comparison's metric for every query, in the dataset's query order."""
+    return [
+        metric(PAIRED_METRIC, retrieved.get(query.id, []), query.qrels)
+        for group in dataset.groups
+        for query in group.queries
+    ]
 
 
 def _depth(dataset: Dataset) -> int:
@@ -237,11 +253,14 @@ def run_store(
     )
     searchers = {
         m.name: HybridSearcher(
-            SearchConfig(
-                min_score=0.0,
-                fusion=m.fusion,
-                limit=limit,
-                candidate_multiplier=multiplier(limit, candidates),
+            SearchConfig.model_validate(
+                {
+                    **dict(m.options),
+                    "min_score": 0.0,
+                    "fusion": m.fusion,
+                    "limit": limit,
+                    "candidate_multiplier": multiplier(limit, candidates),
+                }
             )
         )
         for m in modes
@@ -283,6 +302,7 @@ def run_store(
                 "embedder": None if m.mode == "keyword" else embedded.embedder,
                 "mode": m.name,
                 **evaluate(dataset, retrieved[m.name]),
+                "per_query": per_query(dataset, retrieved[m.name]),
                 "latency_ms": summarize_ms(samples[m.name]),
                 "index_seconds": index_s,
                 "optimize_seconds": optimized_s,
@@ -361,6 +381,7 @@ def run_dataset(
             finally:
                 if folder.exists():
                     fresh_folder(folder).rmdir()
+    values = {(r["store"], r["embedder"], r["mode"]): r.pop("per_query", None) for r in rows}
     return {
         "dataset": dataset.name,
         "kind": dataset.kind,
@@ -384,5 +405,7 @@ def run_dataset(
             for e in embedded
         },
         "rows": rows,
+        # Each hybrid mode against the better single mode, per query (engram_bench.paired).
+        "paired": compare_modes(rows, {key: v for key, v in values.items() if v is not None}),
         "errors": errors,
     }

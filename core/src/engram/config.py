@@ -26,7 +26,14 @@ from pydantic_settings import (
 )
 
 from engram.errors import ConfigError
-from engram.models import EXTRACTED_TYPES, FusionMethod, KeywordScale, MemoryType, SearchMode
+from engram.models import (
+    EXTRACTED_TYPES,
+    FusionBalance,
+    FusionMethod,
+    KeywordScale,
+    MemoryType,
+    SearchMode,
+)
 from engram.registry import Kind, Registry
 
 PROJECT_FILE = "engram.toml"
@@ -95,6 +102,12 @@ class SearchConfig(_Section):
     vector_weight: float = Field(default=0.6, ge=0)
     keyword_weight: float = Field(default=0.4, ge=0)
     keyword_scale: KeywordScale = "relative"
+    # fixed: vector_weight / keyword_weight, the keyword one scaled by keyword_standout_floor
+    # below; standout: both set per query by how far each side's best hit stands out of its own
+    # candidates (engram.search.fusion.balance_weights). Measured in docs/benchmarks.md: fixed
+    # is never significantly worse than the better single mode on four sets and holds SciFact /
+    # LoCoMo at 0.740 / 0.455; standout ties or wins on all four too but gives LoCoMo 0.437.
+    balance: FusionBalance = "fixed"
     # The keyword weight is scaled by how much the best keyword hit stands out of the keyword
     # list, never below this share of it (1 turns the scaling off; see engram.search).
     keyword_standout_floor: float = Field(default=0.35, ge=0, le=1)

@@ -28,6 +28,8 @@ InputType = Literal["document", "query"]
 SearchMode = Literal["hybrid", "vector", "keyword"]
 FusionMethod = Literal["weighted", "rrf"]
 KeywordScale = Literal["relative", "saturating"]
+# How weighted fusion sets the two weights for a query (engram.search.fusion.balance_weights).
+FusionBalance = Literal["standout", "fixed"]
 
 
 _FLOATS = TypeAdapter(list[float])

@@ -3,11 +3,13 @@ searcher (``searcher``). The names below are the public ones; import them from h
 
 from engram.search.fusion import (
     apply_recency,
+    balance_weights,
     best_per_document,
     fuse_rrf,
     fuse_weighted,
     keyword_standout,
     normalize_keyword,
+    passes_min_score,
 )
 from engram.search.searcher import HybridSearcher, SearcherOptions
 from engram.search.words import tokenize
@@ -16,10 +18,12 @@ __all__ = [
     "HybridSearcher",
     "SearcherOptions",
     "apply_recency",
+    "balance_weights",
     "best_per_document",
     "fuse_rrf",
     "fuse_weighted",
     "keyword_standout",
     "normalize_keyword",
+    "passes_min_score",
     "tokenize",
 ]

@@ -29,11 +29,12 @@ class HybridSearcher:
     """The default searcher: vector, keyword, or both fused (weighted or RRF).
 
     Each side fetches ``limit * candidate_multiplier`` candidates. ``min_score`` applies to
-    weighted scores and to cosine in vector mode; never to keyword-only results (BM25
-    magnitudes depend on corpus size) nor to RRF scores (another scale). In hybrid mode a missing
-    or failing embedder degrades to keyword results (``degraded=True`` plus a warning); a store
-    without keyword search gives vector results with a warning. ``SearchResult.mode`` is the
-    mode actually used.
+    cosine in vector mode and, in weighted hybrid mode, to the fused score or the hit's cosine,
+    whichever is higher (so hybrid never drops a hit vector mode shows); never to keyword-only
+    results (BM25 magnitudes depend on corpus size) nor to RRF scores (another scale). In
+    hybrid mode a missing or failing embedder degrades to keyword results (``degraded=True`` plus
+    a warning); a store without keyword search gives vector results with a warning.
+    ``SearchResult.mode`` is the mode actually used.
 
     Both sides hand back candidates (ids, scores, store keys; ``engram.candidates``), fusion
     ranks those arrays, and chunks are built for the returned hits only, without their vectors
@@ -201,10 +202,12 @@ class HybridSearcher:
             opts.keyword_scale,
             standout_floor=opts.keyword_standout_floor,
             cosines=lambda keys: source.key_scores(keys, vector),
+            balance=opts.balance,
         )
-        return SearchResult(
-            query=query, mode="hybrid", hits=_build(source, self._cut(fused, limit))
-        )
+        # The fused score or the cosine clears min_score (passes_min_score): a hit only the
+        # vector side found is diluted by its missing keyword part, yet vector mode shows it.
+        kept = fused.head(limit, opts.min_score, or_cosine=True)
+        return SearchResult(query=query, mode="hybrid", hits=_build(source, kept))
 
     def _cut(self, fused: Fused, limit: int) -> Fused:
         return fused.head(limit, self.options.min_score)
