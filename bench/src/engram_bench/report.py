@@ -9,6 +9,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from engram_bench.memory import render_memory
+
 Row = Sequence[object]
 
 
@@ -384,5 +386,6 @@ def render_markdown(results: dict[str, Any], images: dict[str, str]) -> str:
     lines += _quality(results, images)
     lines += _speed(results, images)
     lines += _pipeline(results, images)
+    lines += render_memory(results)
     lines += _peers(results)
     return "\n".join(lines) + "\n"

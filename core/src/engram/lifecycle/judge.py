@@ -126,16 +126,27 @@ def _reversal(new_text: str, old_text: str, a: Reading, b: Reading) -> tuple[Rel
     gone = {w for pair in swaps for w in pair}
     new_core = a.content - {_stem_of(a, w) for w in gone}
     old_core = b.content - {_stem_of(b, w) for w in gone}
-    shared = new_core & old_core
-    if a.names == b.names and (
-        new_core == old_core
-        or ((new_core <= old_core or old_core <= new_core) and len(shared) >= 2)
-    ):
+    if a.names == b.names and _same_statement(new_core, old_core, flipped, a.negated):
         return "supersedes", f"{reason} of the same statement"
-    union = new_core | old_core
-    if shared and len(shared) / len(union) >= 0.3:
+    shared = new_core & old_core
+    if shared and len(shared) / len(new_core | old_core) >= 0.3:
         return "conflicts", f"{reason}, but the statements differ"
     return None
+
+
+def _same_statement(new: frozenset[str], old: frozenset[str], flipped: bool, negated: bool) -> bool:
+    """Whether a flip or an antonym applies to the same statement. A negation must sit on the
+    statement that the other one contains ("a man in a red shirt plays" → "the man is not
+    playing"; not "... which doesn't look like a bathroom" → "a man is shaving"). An antonym
+    needs half of the new statement's other words in the old one ("a red scarf" → "a black
+    scarf")."""
+    if new == old:
+        return True
+    shared = new & old
+    if flipped:
+        negated_side, other = (new, old) if negated else (old, new)
+        return negated_side <= other and len(shared) >= 2
+    return bool(shared) and len(shared) / max(1, len(new)) >= 0.5
 
 
 def _swaps(a: Reading, b: Reading) -> list[tuple[str, str]]:
