@@ -126,6 +126,7 @@ _FLAGS = {
     "candidates": "--candidates",
     "vault_files": "--vault-files",
     "scales": "--scale",
+    "nli_per_label": "--nli-per-label",
 }
 
 

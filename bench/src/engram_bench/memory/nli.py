@@ -180,7 +180,9 @@ def run_nli(
             lost: list[str] = []
             examples: dict[str, list[dict[str, str]]] = {}
             warnings: Counter[str] = Counter()
-            for pair in pairs:
+            for done, pair in enumerate(pairs, 1):
+                if done % 100 == 0:
+                    log(f"memory: {done} of {len(pairs)} pairs written")
                 folder = workdir / "nli-pair"
                 outcome, kept, said = write_pair(
                     pair, kind, folder, registry, embedder, extractor, revisions
