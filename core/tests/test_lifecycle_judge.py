@@ -182,3 +182,11 @@ def test_a_differing_number_is_never_the_same_fact(
         assert mine.relation != "same"
     itself = verdict(f"The {text} is {number}.", f"The {text} is {number}.", "note", distance)
     assert itself.relation == ("same" if distance <= RULES.duplicate_distance else "distinct")
+
+
+@given(new=st.text(min_size=1, max_size=200), old=st.text(min_size=1, max_size=200))
+def test_any_text_gets_a_verdict_and_a_reason(new: str, old: str) -> None:
+    """plan_write runs the judge on every write: no input may make it raise."""
+    found = verdict(old, new, "preference", distance=0.05)
+    assert found.relation in RELATIONS and found.reason
+    assert verdict(new, new, "preference", distance=0.0).relation == "same"
