@@ -136,7 +136,7 @@ def plan_write(
     candidates = [Candidate(memory=n.memory, distance=n.distance) for n in near]
     verdicts = _verdicts(new, candidates, rules, extractor, plan.warnings)
     for neighbour, verdict in zip(near, verdicts, strict=True):
-        log.debug("judge: %s is %s to the new memory: %s", neighbour.id, *verdict_parts(verdict))
+        log.debug("judge: %s is %s: %s", neighbour.id, verdict.relation, verdict.reason)
         if verdict.relation == "supersedes":
             plan.stale.append(neighbour)
         elif verdict.relation == "conflicts":
@@ -146,10 +146,6 @@ def plan_write(
         elif verdict.relation == "same" and plan.duplicate is None:
             plan.duplicate = neighbour
     return plan
-
-
-def verdict_parts(verdict: Verdict) -> tuple[str, str]:
-    return verdict.relation, verdict.reason
 
 
 def _verdicts(
