@@ -190,3 +190,16 @@ def test_any_text_gets_a_verdict_and_a_reason(new: str, old: str) -> None:
     found = verdict(old, new, "preference", distance=0.05)
     assert found.relation in RELATIONS and found.reason
     assert verdict(new, new, "preference", distance=0.0).relation == "same"
+
+
+def test_the_title_heading_of_a_stored_memory_is_not_part_of_the_fact() -> None:
+    """read_known gives the file's body, which starts with ``# title``; a custom title on the old
+    memory must not make the same fact look different."""
+    stored = KnownMemory(
+        id="old",
+        type="project-config",
+        title="How to test",
+        content="# How to test\n\nRun the tests with `pytest -q`.",
+    )
+    new = ExtractedMemory(type="project-config", content="Run the tests with `pytest -q`.")
+    assert judge(new, stored, 0.05, RULES).relation == "same"

@@ -69,8 +69,9 @@ def judge(
         return Verdict("distinct", f"distance {distance:.2f} is past the contradiction limit")
     near = distance <= rules.duplicate_limit(new.type)
     same_type = old.type == new.type
-    a, b = read(new.content), read(old.content)
-    reversal = _reversal(new.content, old.content, a, b)
+    old_text = body(old)
+    a, b = read(new.content), read(old_text)
+    reversal = _reversal(new.content, old_text, a, b)
     if reversal is not None:
         kind, reason = reversal
         if kind == "supersedes" and not same_type:
@@ -84,6 +85,17 @@ def judge(
     if not same_type:
         return Verdict("related", f"the same words, but another type ({old.type})")
     return Verdict("same", "the same content words, values and polarity")
+
+
+def body(memory: KnownMemory) -> str:
+    """A stored memory's text without the ``# title`` heading engram writes above it (the new
+    memory has none, and a title's words are not a difference in the fact)."""
+    text = memory.content.lstrip()
+    if text.startswith("#"):
+        heading, _, rest = text.partition("\n")
+        if memory.title is None or heading.lstrip("# ").strip() == memory.title.strip():
+            return rest.strip() or text
+    return text
 
 
 def meaning_difference(a: Reading, b: Reading) -> str | None:
@@ -208,7 +220,7 @@ def keep_safe(
         return verdict
     if candidate.distance > rules.duplicate_limit(new.type) or candidate.memory.type != new.type:
         return Verdict("related", f"{verdict.reason} (kept apart: not close enough to merge)")
-    a, b = read(new.content), read(candidate.memory.content)
+    a, b = read(new.content), read(body(candidate.memory))
     difference = meaning_difference(a, b)
     if difference is not None and not difference.startswith("different words"):
         return Verdict("related", f"{verdict.reason} (kept apart: {difference})")

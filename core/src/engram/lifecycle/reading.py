@@ -18,6 +18,7 @@ from engram.lifecycle.lexicon import FUNCTION_WORDS, NEGATIONS, NUMBER_WORDS, SY
 _TOKEN = re.compile(r"[A-Za-z0-9_~$][\w.+#/:@~$-]*[\w#+/]|[A-Za-z0-9]")
 _NOT = re.compile(r"n't\b|\bcannot\b", re.IGNORECASE)
 _MULTI_NEGATION = re.compile(r"\bno (?:longer|more|one)\b", re.IGNORECASE)
+_SENTENCE_BREAK = re.compile(r"[.!?:\n]")
 _HAS_DIGIT = re.compile(r"\d")
 _HAS_ALPHA = re.compile(r"[A-Za-z]")
 _VERSION = re.compile(r"^v?\d+(?:\.\d+)+$|^v\d+$", re.IGNORECASE)
@@ -77,15 +78,16 @@ def read(text: str) -> Reading:
     negations = len(_MULTI_NEGATION.findall(plain))
     plain = _MULTI_NEGATION.sub(" ", plain)
     tokens: list[Token] = []
-    first = True
+    end = 0
     for match in _TOKEN.finditer(plain):
         raw = match.group().rstrip(".:")
         if not raw:
             continue
+        # A sentence starts after . ! ? : or a line break (a heading, a list item).
+        first = end == 0 or bool(_SENTENCE_BREAK.search(plain, end, match.start()))
         lower = raw.casefold()
         tokens.append(Token(raw, lower, stem(lower), first))
-        after = plain[match.end() : match.end() + 2]
-        first = match.group().endswith((".", ":")) or after.startswith(("!", "?", ".", ":"))
+        end = match.end()
     negations += sum(1 for t in tokens if t.lower in NEGATIONS)
     values: set[str] = set()
     identifiers: set[str] = set()
