@@ -14,7 +14,7 @@ from engram_bench.samples import write_samples
 from engram_bench.speed import run_speed
 from engram_bench.stores import select_stores
 
-SECTIONS = {"machine", "versions", "config", "quality", "peers", "speed", "pipeline"}
+SECTIONS = {"machine", "versions", "config", "quality", "peers", "speed", "pipeline", "memory"}
 
 
 def test_quick_bench_covers_every_installed_store(

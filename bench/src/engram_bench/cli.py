@@ -91,6 +91,10 @@ def bench_command(
         typer.Option("--cold-open/--no-cold-open", help="Time opening a store in a new process."),
     ] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write PNG plots.")] = True,
+    nli_per_label: Annotated[
+        int | None,
+        typer.Option(min=1, help="Memory section: at most this many NLI pairs per label."),
+    ] = None,
 ) -> None:
     """Benchmark every installed store and embedder: quality, speed, scale, pipeline, peers."""
     changes: dict[str, Any] = {"plots": plots}
@@ -109,6 +113,7 @@ def bench_command(
         "candidates": candidates,
         "vault_files": vault_files,
         "cold_open": cold_open,
+        "nli_per_label": nli_per_label,
     }
     changes.update({k: v for k, v in given.items() if v is not None})
     if store_option:

@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engram.errors import ConfigError
 
-Section = Literal["quality", "peers", "speed", "pipeline"]
-SECTIONS: tuple[Section, ...] = ("quality", "peers", "speed", "pipeline")
+Section = Literal["quality", "peers", "speed", "pipeline", "memory"]
+SECTIONS: tuple[Section, ...] = ("quality", "peers", "speed", "pipeline", "memory")
 DEFAULT_SCALES = (10_000, 100_000)
 ONE_MILLION = 1_000_000
 
@@ -51,6 +51,13 @@ class BenchConfig(BaseModel):
     peers: list[str] = Field(default_factory=lambda: ["txtai"])
     peer_python: Path | None = None
     plots: bool = True
+    # The memory section: NLI pairs (None: the committed SNLI sample), at most this many per gold
+    # label (None: all), the embedder its write path uses, and the llm extractor's options
+    # (None: llm runs only when OPENAI_API_KEY is set).
+    nli_pairs: Path | None = None
+    nli_per_label: int | None = Field(default=None, ge=1)
+    memory_embedder: str = "local"
+    llm_options: dict[str, Any] | None = None
     quick: bool = False
 
 
@@ -72,6 +79,8 @@ def quick_config(**changes: Any) -> BenchConfig:
         "throughput_texts": 16,
         "peers": [],
         "cold_open": False,
+        "nli_per_label": 3,
+        "memory_embedder": "hash",
     }
     values.update(changes)
     return BenchConfig(**values)
@@ -117,6 +126,7 @@ _FLAGS = {
     "candidates": "--candidates",
     "vault_files": "--vault-files",
     "scales": "--scale",
+    "nli_per_label": "--nli-per-label",
 }
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from engram_bench import startup
 from engram_bench.paired import LEVEL, RESAMPLES, SEED
+from engram_bench.memory import render_memory
 
 Row = Sequence[object]
 
@@ -504,5 +505,6 @@ def render_markdown(results: dict[str, Any], images: dict[str, str]) -> str:
     if results.get("startup"):
         lines += startup.render(results["startup"])
     lines += _pipeline(results, images)
+    lines += render_memory(results)
     lines += _peers(results)
     return "\n".join(lines) + "\n"

@@ -26,6 +26,7 @@ from engram_bench.anchors import ANCHORS
 from engram_bench.config import BenchConfig, command_for
 from engram_bench.datasets import Dataset, load_dataset
 from engram_bench.embedding import build_embedder, cached
+from engram_bench.memory import run_memory
 from engram_bench.peers import run_peers
 from engram_bench.pipeline import run_pipeline
 from engram_bench.quality import Embedded, embed_dataset, run_dataset
@@ -130,6 +131,8 @@ def run(config: BenchConfig, *, command: str | None = None, log: Log | None = No
             )
             if config.cold_open:  # new processes, as the store cold opens above
                 results["startup"] = run_startup(workdir, repeats=9, log=log)
+        if "memory" in config.sections:
+            results["memory"] = run_memory(config, registry, workdir, log, notes)
         if "pipeline" in config.sections:
             results["pipeline"] = run_pipeline(
                 registry,

@@ -9,7 +9,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from engram.config import LifecycleConfig
 from engram.default_plugins.rules_extractor import RulesExtractor
+from engram.lifecycle.judge import judge
 from engram.models import ExtractedMemory, ExtractionMode, KnownMemory, Message
 from engram_llm import LLMExtractor
 
@@ -24,6 +26,16 @@ def answer(body: dict[str, Any]) -> dict[str, Any]:
     system = str(messages[0]["content"]) if messages else ""
     user = str(messages[-1]["content"]) if messages else ""
     rules = RulesExtractor()
+    if system.startswith("You judge how"):
+        new_part, stored_part = user.split("\nStored memories:\n", 1)
+        new = json.loads(new_part.removeprefix("New memory:\n"))
+        memory = ExtractedMemory(type=new["type"], content=new["content"])
+        verdicts = []
+        for item in json.loads(stored_part):
+            distance = item.pop("distance")
+            verdict = judge(memory, KnownMemory(**item), distance, LifecycleConfig())
+            verdicts.append({"id": item["id"], "relation": verdict.relation, "reason": "fake"})
+        return {"verdicts": verdicts}
     if system.startswith("You judge whether"):
         new_part, stored_part = user.split("\nStored memories:\n", 1)
         new = json.loads(new_part.removeprefix("New memory:\n"))

@@ -78,13 +78,13 @@ def test_capture_and_a_contradiction_judged_by_the_model(
     new = cli_json(capsys, "capture", later)["stored"][0]
     assert new["superseded"] == [old["id"]]
     systems = [s.body["messages"][0]["content"] for s in fake.requests]
-    assert any(s.startswith("You judge whether") for s in systems)  # the model was asked
+    assert any(s.startswith("You judge how") for s in systems)  # the model was asked
     hits = cli_json(capsys, "search", "Go indentation tabs spaces", "--mode", "keyword")["hits"]
     assert [h["path"] for h in hits] == [new["path"]]
     usage = cli_json(capsys, "usage", "--by", "provider,operation")
     rows = {(r["provider"], r["operation"]): r for r in usage["rows"]}
     assert rows[("cloud", "extract")]["requests"] == 2
-    assert rows[("cloud", "contradict")]["requests"] >= 1
+    assert rows[("cloud", "judge")]["requests"] >= 1
     assert rows[("local", "extract")]["errors"] == 8  # 2 captures x (1 + 3 retries)
     assert usage["total"]["output_tokens"] > 0
 

@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 from fake_model import KEY, Build
 
+from engram.config import LifecycleConfig
+from engram.errors import EngramError
+from engram.lifecycle.judge import Candidate, JudgesMemories
 from engram.models import ExtractedMemory, KnownMemory, Message
 from engram.plugins import build_registry, get_plugin_manager
 from engram.usage import UsageLedger
@@ -173,6 +176,33 @@ def test_contradictions_name_only_candidates(build: Build, fake: FakeChat) -> No
     assert extractor.find_contradictions(new, old) == ["tabs"]
     fake.enqueue(Reply(content='{"stale": ["db", "somebody-else"]}'))
     assert extractor.find_contradictions(new, old) == ["db"]
+
+
+def test_the_models_verdicts_go_through_the_judge_interface(build: Build, fake: FakeChat) -> None:
+    """One verdict per candidate, in order; one the model leaves out, or names with a relation
+    that does not exist, is the offline judge's; with every provider down it raises, so core
+    falls back to the offline judge."""
+    extractor = build(fake)
+    assert isinstance(extractor, JudgesMemories)
+    new = ExtractedMemory(type="preference", content="The user prefers spaces over tabs.")
+    tabs = KnownMemory(id="tabs", type="preference", content="The user prefers tabs over spaces.")
+    db = KnownMemory(id="db", type="preference", content="Billing uses PostgreSQL.")
+    rules = LifecycleConfig()
+    candidates = [Candidate(tabs, 0.1), Candidate(db, 0.4)]
+    verdicts = extractor.judge_memories(new, candidates, rules)
+    assert [v.relation for v in verdicts] == ["supersedes", "distinct"]
+    fake.enqueue(
+        Reply(
+            content='{"verdicts": [{"id": "db", "relation": "conflicts"}, '
+            '{"id": "tabs", "relation": "nonsense"}]}'
+        )
+    )
+    verdicts = extractor.judge_memories(new, candidates, rules)
+    assert [v.relation for v in verdicts] == ["supersedes", "conflicts"]
+    assert verdicts[1].reason.startswith("llm:")
+    fake.down(503)
+    with pytest.raises(EngramError):
+        build(fake, max_retries=0).judge_memories(new, candidates, rules)
 
 
 def test_every_call_is_a_ledger_row_with_tokens_and_cost(

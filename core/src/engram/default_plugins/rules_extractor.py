@@ -7,11 +7,11 @@ configuration facts (commands, ports, environment variables, runtime versions) a
 README's title and first paragraph, the dependencies of pyproject.toml / package.json / Cargo.toml
 / go.mod, the commands a README tells you to run).
 
-Its contradiction check is a conservative same-subject heuristic: only memories of the same
-type, and only a plain reversal (tabs → spaces, port 8080 → 9090). It condenses nothing: old
-session summaries are archived (an LLM extractor distils them instead). Recall on the suite's
-labelled conversations is measured in core/tests/test_rules_extractor.py and
-docs/extractors/rules.md.
+Its contradiction check is the offline judge (``engram.lifecycle.judge``): a reversal of the same
+statement (a polarity flip, an antonym, tabs → spaces, port 8080 → 9090), same type only. It
+condenses nothing: old session summaries are archived (an LLM extractor distils them instead).
+Recall on the suite's labelled conversations is measured in core/tests/test_rules_extractor.py
+and docs/extractors/rules.md.
 """
 
 from __future__ import annotations
@@ -22,10 +22,12 @@ import sys
 import tomllib
 from collections.abc import Sequence
 
+from engram.config import LifecycleConfig
 from engram.default_plugins import rules_patterns as rp
 from engram.default_plugins import rules_speaker as rs
 from engram.extraction import Window, prepare
 from engram.hookspecs import hookimpl
+from engram.lifecycle.judge import judge
 from engram.models import ExtractedMemory, ExtractionMode, KnownMemory, Message
 from engram.registry import NoOptions, Register
 
@@ -60,15 +62,15 @@ class RulesExtractor:
     def find_contradictions(
         self, new: ExtractedMemory, candidates: Sequence[KnownMemory]
     ) -> list[str]:
-        """Same type, and a plain reversal of what the old memory chose (or of a setting)."""
-        mine = rp.choice(new.content)
-        stale = []
-        for old in candidates:
-            if old.type != new.type:
-                continue
-            if rp.contradicts(mine, rp.choice(old.content)):
-                stale.append(old.id)
-        return stale
+        """The candidates the offline judge finds reversed by ``new`` (``supersedes``): a
+        polarity flip or antonym of the same statement, a reversed preference, an attribute's
+        new value, "switched from X to Y". Candidates come within the contradiction limit, so
+        the distance is not known here: they are judged as within it."""
+        rules = LifecycleConfig()
+        limit = rules.contradiction_limit(new.type)
+        return [
+            old.id for old in candidates if judge(new, old, limit, rules).relation == "supersedes"
+        ]
 
     def condense(self, summaries: Sequence[KnownMemory]) -> ExtractedMemory | None:
         """Nothing: without a model there is no honest way to distil summaries into a pattern,

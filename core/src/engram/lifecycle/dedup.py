@@ -1,19 +1,19 @@
 """Write-time dedup and contradiction: what a new memory does to the memories already stored.
 
-For a memory about to be written in a scope (seed constants, ``[lifecycle]`` keys):
+For a memory about to be written in a scope (``[lifecycle]`` keys, docs/memory-lifecycle.md):
 
 1. the ``neighbours`` (25) nearest live memories of the same scope, by cosine distance
    (``1 - cosine``) between the new memory's text and theirs;
-2. those within ``contradiction_distance`` (0.5; 0.75 for structural types) are shown to the
-   extractor's contradiction check, which names the stale ones;
-3. the nearest neighbour of the same type within ``duplicate_distance`` (0.12; 0.25 for
-   structural types) that is not stale is the duplicate: the memory is merged into it (the file
-   is updated in place) instead of written again;
-4. every stale memory is superseded (kept on disk as history, hidden from search).
+2. each one within ``contradiction_distance`` (0.5; 0.75 for structural types) is judged
+   (``engram.lifecycle.judge``): ``same`` (only within ``duplicate_distance``, 0.12 / 0.25, same
+   type, and nothing that carries meaning differs), ``supersedes`` (a confident reversal),
+   ``conflicts`` (maybe a reversal), ``related`` (close, but a number, name, polarity or word
+   differs) or ``distinct``;
+3. the nearest ``same`` is the duplicate (merged into); every ``supersedes`` is stale.
 
-The seed skipped the contradiction check for duplicates. A reversal ("prefers tabs" → "prefers
-spaces") is a near-duplicate by embedding distance, so skipping it would overwrite the old
-preference and lose it; here the check runs first and a stale neighbour is never the duplicate.
+The seed merged anything within ``duplicate_distance``: "Invoice INV-2024-0042 was paid" then
+"... INV-2024-0043 ..." overwrote the first invoice, and "is walking" → "is not walking" was a
+merge. A merge now needs the judge's ``same``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,13 @@ from pathlib import Path
 
 from engram.config import LifecycleConfig
 from engram.filters import And, Eq, Filter, matches
+from engram.lifecycle.judge import (
+    Candidate,
+    JudgesMemories,
+    Verdict,
+    keep_safe,
+    offline_verdicts,
+)
 from engram.memory_files import MEMORY_ID
 from engram.models import ExtractedMemory, Hit, KnownMemory
 from engram.protocols import ChecksContradictions, Extractor, ReportsFailures, Store
@@ -118,30 +125,79 @@ def plan_write(
     rules: LifecycleConfig,
     extractor: Extractor | None,
 ) -> WritePlan:
-    """Decide what writing ``new`` does, given its ``neighbours`` (nearest first)."""
+    """Decide what writing ``new`` does, given its ``neighbours`` (nearest first): each one
+    within the contradiction limit is judged (``engram.lifecycle.judge``), and the nearest
+    ``same`` is the duplicate."""
     plan = WritePlan()
     limit = rules.contradiction_limit(new.type)
-    candidates = [n for n in neighbours if n.distance <= limit]
-    stale_ids: set[str] = set()
-    if candidates and isinstance(extractor, ChecksContradictions):
-        try:
-            stale_ids = set(extractor.find_contradictions(new, [n.memory for n in candidates]))
-        except Exception as exc:  # someone else's code, maybe a model behind a network
-            log.warning("contradiction check failed: %s", exc)
-            plan.warnings.append(
-                f"the contradiction check failed ({type(exc).__name__}: {exc}); nothing was "
-                "superseded"
-            )
-        if isinstance(extractor, ReportsFailures) and extractor.last_error:
-            plan.warnings.append(f"contradiction check: {extractor.last_error}")
-    plan.stale = [n for n in candidates if n.id in stale_ids]
-    for neighbour in neighbours:
-        if neighbour.distance > rules.duplicate_limit(new.type):
-            break
-        if neighbour.id not in stale_ids and neighbour.type == new.type:
+    near = [n for n in neighbours if n.distance <= limit]
+    if not near:
+        return plan
+    candidates = [Candidate(memory=n.memory, distance=n.distance) for n in near]
+    verdicts = _verdicts(new, candidates, rules, extractor, plan.warnings)
+    for neighbour, verdict in zip(near, verdicts, strict=True):
+        log.debug("judge: %s is %s: %s", neighbour.id, verdict.relation, verdict.reason)
+        if verdict.relation == "supersedes":
+            plan.stale.append(neighbour)
+        elif verdict.relation == "conflicts":
+            plan.conflicts.append(neighbour)
+        elif verdict.relation == "related":
+            plan.related.append(neighbour)
+        elif verdict.relation == "same" and plan.duplicate is None:
             plan.duplicate = neighbour
-            break
     return plan
+
+
+def _verdicts(
+    new: ExtractedMemory,
+    candidates: list[Candidate],
+    rules: LifecycleConfig,
+    extractor: Extractor | None,
+    warnings: list[str],
+) -> list[Verdict]:
+    """The extractor's verdicts where it judges (a ``same`` checked by ``keep_safe``), else
+    the offline judge's, with what the extractor's own contradiction check names as stale."""
+    offline = offline_verdicts(new, candidates, rules)
+    if isinstance(extractor, JudgesMemories):
+        try:
+            theirs = extractor.judge_memories(new, candidates, rules)
+            if len(theirs) != len(candidates):
+                raise ValueError(f"{len(theirs)} verdicts for {len(candidates)} memories")
+            verdicts = [
+                keep_safe(new, c, v, rules) for c, v in zip(candidates, theirs, strict=True)
+            ]
+        except Exception as exc:  # someone else's code, maybe a model behind a network
+            log.warning("the extractor's judge failed: %s", exc)
+            warnings.append(
+                f"the extractor's judge failed ({type(exc).__name__}: {exc}); the offline judge "
+                "decided instead"
+            )
+            verdicts = offline
+        _failure(extractor, warnings, "judge")
+        return verdicts
+    if not isinstance(extractor, ChecksContradictions):
+        return offline
+    try:
+        stale = set(extractor.find_contradictions(new, [c.memory for c in candidates]))
+    except Exception as exc:
+        log.warning("contradiction check failed: %s", exc)
+        warnings.append(
+            f"the contradiction check failed ({type(exc).__name__}: {exc}); the offline judge "
+            "decided alone"
+        )
+        stale = set()
+    _failure(extractor, warnings, "contradiction check")
+    return [
+        Verdict("supersedes", "named stale by the extractor's contradiction check")
+        if c.memory.id in stale and v.relation != "supersedes"
+        else v
+        for c, v in zip(candidates, offline, strict=True)
+    ]
+
+
+def _failure(extractor: Extractor, warnings: list[str], what: str) -> None:
+    if isinstance(extractor, ReportsFailures) and extractor.last_error:
+        warnings.append(f"{what}: {extractor.last_error}")
 
 
 def document_path(document_id: str, project_root: Path) -> Path:

@@ -18,8 +18,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from engram.config import LifecycleConfig
 from engram.errors import EngramError
 from engram.extraction import prepare
+from engram.lifecycle.judge import RELATIONS, Candidate, Verdict, judge
 from engram.models import EXTRACTED_TYPES, ExtractedMemory, ExtractionMode, KnownMemory, Message
 from engram.usage import UsageLedger
 from engram_llm import prompts
@@ -89,6 +91,32 @@ class LLMExtractor:
         stale = data.get("stale") if isinstance(data, dict) else None
         named = {str(i) for i in stale} if isinstance(stale, list) else set()
         return [c.id for c in candidates if c.id in named]
+
+    def judge_memories(
+        self, new: ExtractedMemory, candidates: Sequence[Candidate], rules: LifecycleConfig
+    ) -> list[Verdict]:
+        """The model's relation for each candidate (``engram.lifecycle.judge``); a candidate it
+        leaves out or names a relation for that does not exist gets the offline judge's verdict.
+        Raises when every provider failed, so core falls back to the offline judge with a
+        warning."""
+        if not candidates:
+            self.last_error = None
+            return []
+        data = self._ask(*prompts.judgment(new, candidates), operation="judge")
+        if data is None:
+            raise EngramError(self.last_error or "the model gave no verdicts")
+        items = data.get("verdicts") if isinstance(data, dict) else None
+        said: dict[str, Verdict] = {}
+        for item in items if isinstance(items, list) else []:
+            if not isinstance(item, dict):
+                continue
+            relation = item.get("relation")
+            if relation in RELATIONS:
+                reason = str(item.get("reason") or "the model's judgment")
+                said[str(item.get("id"))] = Verdict(relation, f"llm: {reason}")
+        return [
+            said.get(c.memory.id) or judge(new, c.memory, c.distance, rules) for c in candidates
+        ]
 
     def condense(self, summaries: Sequence[KnownMemory]) -> ExtractedMemory | None:
         if not summaries:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from engram.lifecycle.judge import Candidate
 from engram.models import ExtractedMemory, ExtractionMode, KnownMemory, Message
 
 TYPES = {
@@ -89,6 +90,40 @@ def contradiction(new: ExtractedMemory, candidates: Sequence[KnownMemory]) -> tu
     )
     stored = [
         {"id": c.id, "type": c.type, "content": c.content, "created_at": c.created_at}
+        for c in candidates
+    ]
+    user = (
+        "New memory:\n"
+        + json.dumps({"type": new.type, "content": new.content})
+        + "\nStored memories:\n"
+        + json.dumps(stored, indent=1)
+    )
+    return system, user
+
+
+def judgment(new: ExtractedMemory, candidates: Sequence[Candidate]) -> tuple[str, str]:
+    """(system, user) asking how the new memory relates to each stored one (the relations of
+    ``engram.lifecycle.judge``)."""
+    system = (
+        "You judge how a new memory of an AI agent relates to each stored memory close to it.\n"
+        "Relations: same (the same fact, nothing that carries meaning differs: no other number, "
+        "date, identifier, path, version, name or polarity; merging loses nothing), "
+        "supersedes (the new one reverses the stored one: a changed preference, a decision "
+        "taken back, a setting with a new value, a negated statement), conflicts (it may "
+        "reverse it, but you are not sure), related (close, but a meaningful difference: both "
+        "stay), distinct (unrelated).\nWhen unsure between same and related, answer related; "
+        "between supersedes and conflicts, answer conflicts.\nAnswer with one JSON object and "
+        'nothing else: {"verdicts": [{"id": "<id>", "relation": "<relation>", "reason": '
+        '"<a few words>"}, ...]}, one per stored memory.'
+    )
+    stored = [
+        {
+            "id": c.memory.id,
+            "type": c.memory.type,
+            "content": c.memory.content,
+            "created_at": c.memory.created_at,
+            "distance": round(c.distance, 3),
+        }
         for c in candidates
     ]
     user = (
