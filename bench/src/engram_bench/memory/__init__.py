@@ -101,7 +101,7 @@ def _extraction(config: BenchConfig, name: str, options: dict[str, Any]) -> dict
             embedder=config.memory_embedder,
             conversations=1 if config.quick else None,
             sessions=2 if config.quick else None,
-            cache=config.cache,
+            cache=config.cache / "embeddings.sqlite",  # the file the other sections share
         )
     except ConfigError as exc:  # no LoCoMo data: say so in the report, run the rest
         return {"extractor": name, "skipped": str(exc)}
