@@ -92,3 +92,38 @@ def compare_modes(
             }
         )
     return out
+
+
+def render_paired(ds: Mapping[str, Any]) -> list[str]:
+    """Each hybrid mode minus the better single mode, per query, with its bootstrap interval."""
+    paired = ds.get("paired")
+    if not paired:
+        return []
+    lines = [
+        "",
+        f"Hybrid minus the better single mode ({paired[0]['metric']} per query, paired "
+        f"bootstrap: {RESAMPLES:,} resamples, seed {SEED}, {LEVEL:.0%} interval; `worse` / "
+        "`better` only when the interval leaves 0):",
+        "",
+    ]
+    rows = [
+        [
+            p["store"],
+            p["embedder"] or "—",
+            p["mode"],
+            p["versus"],
+            f"{p['mean']:+.3f}",
+            f"[{p['low']:+.3f}, {p['high']:+.3f}]",
+            p["verdict"],
+        ]
+        for p in paired
+    ]
+    lines.append(_table(["store", "embedder", "mode", "versus", "Δ", "95% CI", "verdict"], rows))
+    return lines
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A Markdown table (report.py imports this module, so it has its own)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from engram_bench import startup
-from engram_bench.paired import LEVEL, RESAMPLES, SEED
 from engram_bench.memory import render_memory
+from engram_bench.paired import render_paired
 
 Row = Sequence[object]
 
@@ -116,7 +116,7 @@ def _quality_dataset(
     ]
     rows += _peer_rows(results, ds["dataset"], metrics)
     lines.append(table(["store", "embedder", "mode", *metrics, "p50 ms"], rows))
-    lines += _paired(ds)
+    lines += render_paired(ds)
     for err in ds.get("errors", []):
         lines.append(f"\n- **{err['store']} / {err['embedder']} failed:** {err['error']}")
     anchors = results.get("anchors", {}).get(ds["dataset"])
@@ -134,34 +134,6 @@ def _quality_dataset(
         if name in images:
             alt = f"{name} quality" if name == ds["dataset"] else name
             lines += ["", f"![{alt}]({images[name]})"]
-    return lines
-
-
-def _paired(ds: dict[str, Any]) -> list[str]:
-    """Each hybrid mode minus the better single mode, per query, with its bootstrap interval."""
-    paired = ds.get("paired")
-    if not paired:
-        return []
-    lines = [
-        "",
-        f"Hybrid minus the better single mode ({paired[0]['metric']} per query, paired "
-        f"bootstrap: {RESAMPLES:,} resamples, seed {SEED}, {LEVEL:.0%} interval; `worse` / "
-        "`better` only when the interval leaves 0):",
-        "",
-    ]
-    rows: list[Row] = [
-        [
-            p["store"],
-            p["embedder"] or "—",
-            p["mode"],
-            p["versus"],
-            f"{p['mean']:+.3f}",
-            f"[{p['low']:+.3f}, {p['high']:+.3f}]",
-            p["verdict"],
-        ]
-        for p in paired
-    ]
-    lines.append(table(["store", "embedder", "mode", "versus", "Δ", "95% CI", "verdict"], rows))
     return lines
 
 
