@@ -28,7 +28,15 @@ from pydantic import BaseModel, Field, ValidationError
 
 from engram.config import CaptureConfig
 from engram.errors import EngramError
-from engram.extraction import Window, check_mode, cleaned, keep_types, prepare, split_windows
+from engram.extraction import (
+    Window,
+    check_mode,
+    cleaned,
+    keep_types,
+    prepare,
+    split_windows,
+    unique_memories,
+)
 from engram.ingest.report import Progress
 from engram.ingest.sessions.base import SessionRef, TranscriptError
 from engram.ingest.sessions.sync import SOURCE, session_sources
@@ -149,7 +157,7 @@ def extract_windows(
         if report.failed:
             report.warnings.append("nothing was captured; every stored memory is as it was")
             return [], report
-    found = _unique(keep_types(found, cfg.types))
+    found = unique_memories(keep_types(found, cfg.types))
     if checked == "summary":
         found = [m for m in found if m.type == "session-summary"][:1]
     report.extracted = len(found)
@@ -187,18 +195,6 @@ def _pieces(
     if report.unseen:
         report.warnings.append(f"{report.unseen} messages were not read by any window")
     return pieces
-
-
-def _unique(memories: Sequence[ExtractedMemory]) -> list[ExtractedMemory]:
-    """Once each: overlapping windows find the same memory in the messages they share."""
-    seen: set[tuple[str, str]] = set()
-    out = []
-    for m in memories:
-        key = (m.type, " ".join(m.content.casefold().split()))
-        if key not in seen:
-            seen.add(key)
-            out.append(m)
-    return out
 
 
 def _too_short(messages: Sequence[Message], mode: ExtractionMode, cfg: CaptureConfig) -> str:

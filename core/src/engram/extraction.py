@@ -145,3 +145,16 @@ def keep_types(
     """Only the memories whose type is in ``types`` (``[capture] types``)."""
     allowed = set(types)
     return [m for m in memories if m.type in allowed]
+
+
+def unique_memories(memories: Sequence[ExtractedMemory]) -> list[ExtractedMemory]:
+    """Each memory once (same type and text, case and spacing aside), first one kept: overlapping
+    windows, and several sentences of one message, find the same memory."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for m in memories:
+        key = (m.type, " ".join(m.content.casefold().split()))
+        if key not in seen:
+            seen.add(key)
+            out.append(m)
+    return out

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from engram.config import LifecycleConfig
 from engram.default_plugins import rules_patterns as rp
 from engram.default_plugins import rules_speaker as rs
-from engram.extraction import Window, prepare
+from engram.extraction import Window, prepare, unique_memories
 from engram.hookspecs import hookimpl
 from engram.lifecycle.judge import judge
 from engram.models import ExtractedMemory, ExtractionMode, KnownMemory, Message
@@ -55,8 +55,8 @@ class RulesExtractor:
         if mode == "summary":
             return [summarise(shown)]
         if mode == "init":
-            return _unique(project_memories(shown))
-        return _unique(conversation_memories(shown))
+            return unique_memories(project_memories(shown))
+        return unique_memories(conversation_memories(shown))
 
     # -- contradictions ------------------------------------------------------------------------
     def find_contradictions(
@@ -179,17 +179,6 @@ def _memory(kind: str, text: str, importance: float = 1.0) -> ExtractedMemory:
     )
 
 
-def _unique(memories: list[ExtractedMemory]) -> list[ExtractedMemory]:
-    seen: set[tuple[str, str]] = set()
-    out = []
-    for m in memories:
-        key = (m.type, " ".join(m.content.casefold().split()))
-        if key not in seen:
-            seen.add(key)
-            out.append(m)
-    return out
-
-
 # --------------------------------------------------------------------------- summary
 
 
@@ -198,7 +187,7 @@ def summarise(messages: Sequence[Message]) -> ExtractedMemory:
     first = next((m for m in messages if m.role == "user"), messages[0])
     asked = _first_sentence(first.content)
     parts = [f"Session of {len(messages)} messages. Started with: {asked}"]
-    facts = _unique(conversation_memories(messages))
+    facts = unique_memories(conversation_memories(messages))
     for kind, label in (
         ("decision", "Decided"),
         ("error-solution", "Fixed"),
