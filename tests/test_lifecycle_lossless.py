@@ -276,3 +276,19 @@ def test_no_sequence_of_writes_loses_a_stored_wording(ops: list[tuple[object, ..
             assert not missing, f"lost after {op}: {missing}"
         memory.index()
         assert not expected - wordings(root)
+
+
+def test_a_hand_written_revisions_entry_survives_the_next_merge(
+    tmp_path: Path, memory: Memory
+) -> None:
+    first = memory.remember("The staging database is refreshed every Sunday night.")
+    path = tmp_path / first.path
+    edited = with_frontmatter(
+        path.read_text(encoding="utf-8"), {"revisions": ["a note a person left here"]}
+    )
+    path.write_text(edited, encoding="utf-8")
+    again = memory.remember("the staging database is refreshed every sunday night")
+    assert again.id == first.id and again.action == "updated"
+    kept = frontmatter(path)["revisions"]
+    assert kept[0] == "a note a person left here"
+    assert kept[1]["wording"] == "The staging database is refreshed every Sunday night."

@@ -14,7 +14,14 @@ from hypothesis import strategies as st
 from engram.memory_fields import FIELDS, check_fields, scalar_text
 from support import MemoryFactory
 
-BAD = {"type": "[1, 2]", "importance": "lots", "superseded_by": "{a: 1}", "tags": "{x: y}"}
+BAD = {
+    "type": "[1, 2]",
+    "importance": "lots",
+    "superseded_by": "{a: 1}",
+    "tags": "{x: y}",
+    "conflicts_with": "{b: 2}",
+    "revisions": "[just words]",
+}
 
 
 def test_bad_field_types_warn_on_index_and_the_memory_stays_searchable(

@@ -31,6 +31,15 @@ def _is_text_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str | int | float) for v in value)
 
 
+def _is_revisions(value: Any) -> bool:
+    """Earlier wordings (``engram.lifecycle.revisions``), or an old file's bare count."""
+    if _is_number(value):
+        return True
+    return isinstance(value, list) and all(
+        isinstance(v, dict) and isinstance(v.get("wording"), str) for v in value
+    )
+
+
 # field → (check, the type it needs, in words)
 FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "id": (_is_text, "text"),
@@ -46,6 +55,10 @@ FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "importance": (_is_number, "a number"),
     "tags": (_is_text_list, "a list of words"),
     "supersedes": (_is_text_list, "a list of memory ids"),
+    "conflicts_with": (_is_text_list, "a list of memory ids"),
+    "related": (_is_text_list, "a list of memory ids"),
+    "content_hash": (_is_text, "text (the hash of the normalised wording)"),
+    "revisions": (_is_revisions, "a list of earlier wordings (each with a wording)"),
 }
 
 

@@ -50,9 +50,12 @@ def revisions_from(meta: dict[str, Any]) -> list[Revision]:
     return out
 
 
-def with_revision(meta: dict[str, Any], revision: Revision) -> list[dict[str, Any]]:
-    """The ``revisions`` list of ``meta`` with ``revision`` appended (as frontmatter data)."""
-    kept = [r.model_dump(exclude_none=True) for r in revisions_from(meta)]
+def with_revision(meta: dict[str, Any], revision: Revision) -> list[Any]:
+    """The ``revisions`` list of ``meta`` with ``revision`` appended (as frontmatter data).
+    Entries that are not revisions (a hand edit) are kept as they are: nothing written there
+    is dropped."""
+    raw = meta.get(REVISIONS_KEY)
+    kept = list(raw) if isinstance(raw, list) else []
     return [*kept, revision.model_dump(exclude_none=True)]
 
 
