@@ -1,11 +1,15 @@
 """The shape of the code, checked on every run: no import cycle between modules (an import
 inside a function or under TYPE_CHECKING counts: deferring an import hides a cycle, it does not
-remove it), and no module over 500 lines outside the conformance suite."""
+remove it), none between the floors of a package either (its folders and top-level modules:
+``engram.ingest`` must not import ``engram.writer`` while ``writer`` imports ``ingest``, even
+when no single module closes the loop), and no module over 500 lines outside the conformance
+suite."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -83,6 +87,33 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def unit_of(module: str) -> str:
+    """The floor a module stands on: its package's folder or top-level module
+    (``engram.ingest.sessions.sync`` → ``engram.ingest``, ``engram.writer`` → itself)."""
+    return ".".join(module.split(".")[:2])
+
+
+def unit_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph between units: one arrow wherever any module of one imports any
+    module of the other."""
+    units: dict[str, set[str]] = {}
+    for name, targets in graph.items():
+        unit = unit_of(name)
+        units.setdefault(unit, set()).update(t for t in map(unit_of, targets) if t != unit)
+    return units
+
+
+def arrows_between(graph: dict[str, set[str]], source: str, target: str) -> list[str]:
+    """The module imports that make up one unit arrow, to name them in a failure."""
+    return sorted(
+        f"{name} -> {t}"
+        for name, targets in graph.items()
+        if unit_of(name) == source
+        for t in targets
+        if unit_of(t) == target
+    )
+
+
 def test_the_check_sees_the_workspace_and_finds_a_planted_cycle() -> None:
     graph = import_graph()
     assert {"engram.memory", "engram.memories", "engram_sqlite.store"} <= set(graph)
@@ -92,9 +123,37 @@ def test_the_check_sees_the_workspace_and_finds_a_planted_cycle() -> None:
     assert cycle is not None and cycle[0] == cycle[-1] and "engram.memory" in cycle
 
 
+def test_the_unit_check_finds_a_loop_no_module_closes() -> None:
+    graph = import_graph()
+    assert unit_of("engram.ingest.sessions.sync") == "engram.ingest"
+    units = unit_graph(graph)
+    assert "engram.memory_chunks" in units["engram.writer"]
+    assert "engram.ingest" in units["engram.memory_chunks"]
+    # A session reader importing the writer: no module cycle (nothing the writer imports reads
+    # sessions), but the ingest floor would stand both under and over the writer.
+    reader = "engram.ingest.sessions.claude_code"
+    planted = {**graph, reader: {*graph[reader], "engram.writer"}}
+    assert find_cycle(planted) is None
+    cycle = find_cycle(unit_graph(planted))
+    assert cycle is not None and {"engram.ingest", "engram.writer"} <= set(cycle)
+
+
 def test_no_module_imports_itself_back() -> None:
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_no_folder_or_module_imports_its_own_importer() -> None:
+    graph = import_graph()
+    cycle = find_cycle(unit_graph(graph))
+    if cycle is not None:
+        steps = [arrows_between(graph, a, b) for a, b in pairwise(cycle)]
+        pytest.fail(
+            "these floors import each other: "
+            + " -> ".join(cycle)
+            + "; through "
+            + "; ".join(", ".join(s) for s in steps)
+        )
 
 
 @pytest.mark.parametrize("root", source_roots(), ids=lambda p: str(p.relative_to(REPO)))

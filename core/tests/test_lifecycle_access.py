@@ -7,7 +7,7 @@ import math
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from engram.lifecycle.access import AccessLog
+from engram.access import AccessLog
 from engram.memory_files import render
 from engram.models import Chunk, Hit
 from engram.search import apply_recency

@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Any, get_args
 
 from engram.chunking import read_frontmatter
+from engram.document_ids import document_id_for, document_path
 from engram.errors import InvalidMemory, MemoryNotFound, UnsafePath
 from engram.filters import parse_iso, to_utc
 from engram.ingest.sync import IndexReport
-from engram.ingest.vault import document_id_for
 from engram.lifecycle.aging import plan_aging
 from engram.lifecycle.content_hash import HASH_KEY, content_hash, same_text
 from engram.lifecycle.crash import crash_point
-from engram.lifecycle.dedup import WritePlan, document_path, find_neighbours, plan_write
+from engram.lifecycle.dedup import WritePlan, find_neighbours, plan_write
 from engram.lifecycle.links import added, link_back
 from engram.lifecycle.locking import write_lock
 from engram.lifecycle.memory_io import (

@@ -16,25 +16,25 @@ import pluggy
 
 from engram import capture as capturing
 from engram import memories, recovery
+from engram import prune as pruning
 from engram import recall as recalling
+from engram.access import AccessCounter
 from engram.cache import CachedEmbedder, EmbeddingCache
 from engram.chunking import Chunker
 from engram.collections import Collection
-from engram.config import EngramConfig, build_part, load_config
+from engram.config import EngramConfig, load_config
 from engram.errors import ConfigError
 from engram.excerpts import excerpt_of, inside_vault
 from engram.filters import And, Filter, Ne, matches
-from engram.ingest.memory_chunks import MakeChunks
 from engram.ingest.report import IndexReport, Progress, merge_reports
 from engram.ingest.sessions import sync as sessions
 from engram.ingest.sync import sync_files
 from engram.ingest.vault import discover
 from engram.lifecycle import chains
 from engram.lifecycle import history as histories
-from engram.lifecycle import prune as pruning
 from engram.lifecycle import restore as restoring
-from engram.lifecycle.access import AccessCounter
 from engram.lifecycle.conflicts import newest_first
+from engram.memory_chunks import MakeChunks
 from engram.models import (
     Excerpt,
     IndexIdentity,
@@ -45,6 +45,7 @@ from engram.models import (
     SearchResult,
     StoredMemory,
 )
+from engram.parts import build_part
 from engram.plugins import build_registry, get_plugin_manager
 from engram.protocols import Closes, Embedder, Extractor, Searcher, Store
 from engram.redact import strip_private
@@ -353,7 +354,8 @@ class Memory:
 
     def index_sessions(self, *, progress: Progress | None = None) -> IndexReport:
         """Index agent transcripts (``[sessions]``): new and grown sessions, skip unchanged."""
-        return sessions.index_sessions(self.writer, progress=progress)
+        self.check_identity(writing=True)
+        return sessions.index_sessions(self.config, self.store, self.embedder, progress=progress)
 
     def recall(
         self, query: str | None = None, *, budget: int | None = None, source: str | None = None

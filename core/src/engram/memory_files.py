@@ -31,8 +31,9 @@ from typing import Any
 import yaml
 
 from engram.chunking import read_frontmatter
+from engram.document_ids import document_id_for
 from engram.errors import InvalidMemory, UnsafePath
-from engram.ingest.vault import ALWAYS_SKIPPED_DIRS, document_id_for
+from engram.ingest.vault import ALWAYS_SKIPPED_DIRS
 from engram.memory_fields import scalar_text
 from engram.models import HIDDEN_STATUSES, MemoryInfo
 from engram.redact import strip_private

@@ -17,10 +17,10 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from engram.chunking import read_frontmatter
+from engram.document_ids import document_path
 from engram.errors import ConfigError, EmptyQuery
 from engram.filters import Eq, Filter
 from engram.lifecycle.conflicts import created_at_of, note, older_conflicts
-from engram.lifecycle.dedup import document_path
 from engram.memories import list_memories
 from engram.models import MemoryInfo, Metadata, SearchResult
 from engram.redact import strip_private

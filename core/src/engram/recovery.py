@@ -19,8 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from engram.config import EngramConfig, build_part
+from engram.config import EngramConfig
 from engram.errors import IndexDamaged
+from engram.parts import build_part
 from engram.protocols import Store
 from engram.registry import Registry
 

@@ -13,11 +13,11 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
+from engram.access import AccessCounter
 from engram.chunking import make_chunker
 from engram.config import EngramConfig
 from engram.errors import ConfigError, IdentityMismatch
-from engram.ingest.memory_chunks import MakeChunks, scoped_chunks
-from engram.lifecycle.access import AccessCounter
+from engram.memory_chunks import MakeChunks, scoped_chunks
 from engram.models import IndexIdentity
 from engram.protocols import Embedder, Extractor, Store, embedder_identity
 from engram.scopes import MemoryFolder, memory_folders

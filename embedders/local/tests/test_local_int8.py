@@ -14,8 +14,9 @@ import onnxruntime
 import pytest
 from safetensors.numpy import load_file
 
-from engram.config import EngramConfig, build_part
+from engram.config import EngramConfig
 from engram.errors import EmbedderError
+from engram.parts import build_part
 from engram.plugins import build_registry, get_plugin_manager
 from engram.testing import EmbedderSuite
 from engram_local import LocalEmbedder, LocalOptions

@@ -30,10 +30,11 @@ from typing import Any
 import yaml
 
 from engram.cache import CachedEmbedder
-from engram.config import EngramConfig, build_part
+from engram.config import EngramConfig
 from engram.memory import Memory
 from engram.memory_files import memory_files
 from engram.models import MemoryType
+from engram.parts import build_part
 from engram.registry import Registry
 from engram_bench.memory.nli_data import LABELS, Pair
 

@@ -172,7 +172,7 @@ def prune_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Remove old, unused, low-importance memories first (files and their index entries)."""
-    from engram.lifecycle.prune import describe
+    from engram.prune import describe
 
     with open_memory(ctx) as memory:
         report = memory.prune(

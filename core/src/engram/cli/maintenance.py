@@ -16,9 +16,10 @@ import typer
 from pydantic import BaseModel
 
 from engram.cli.common import console, err_console, get_config
-from engram.config import EngramConfig, build_part, parse_overrides, plugin_options
+from engram.config import EngramConfig, parse_overrides, plugin_options
 from engram.errors import ConfigError
 from engram.migrate import migrate
+from engram.parts import build_part
 from engram.plugins import build_registry, get_plugin_manager
 from engram.protocols import Optimizes, Store, Summarises
 from engram.recovery import open_store

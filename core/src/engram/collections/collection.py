@@ -18,11 +18,12 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from engram import collection_files as files
+from engram.document_ids import document_id_for
 from engram.errors import EngramError, InvalidMemory
 from engram.filters import And, Eq, Filter, Not, Or, matches
 from engram.ingest.report import IndexReport
 from engram.ingest.sync import sync_files
-from engram.ingest.vault import VaultFile, document_id_for
+from engram.ingest.vault import VaultFile
 from engram.memory_files import replace_file
 from engram.models import Hit, SearchMode, SearchResult
 from engram.redact import strip_private

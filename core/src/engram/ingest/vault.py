@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec, PathSpec
 
+from engram.document_ids import relative_id as _relative_id
 from engram.errors import ConfigError
 
 ALWAYS_SKIPPED_DIRS = frozenset({".git", ".engram", ".venv", "node_modules", "__pycache__"})
@@ -22,22 +23,6 @@ class VaultFile:
     path: Path  # absolute, resolved
     root: Path  # the vault root it was found under (absolute, resolved)
     document_id: str
-
-
-def document_id_for(path: Path, project_root: Path) -> str:
-    """Paths inside the project are stored relative to it (portable); others absolutely."""
-    return _relative_id(path, project_root.resolve())
-
-
-def _relative_id(path: Path | str, resolved_root: Path | str) -> str:
-    """``document_id_for`` with the project root already resolved (once per discovery, not per
-    file), by string: a no-op re-index must cost little more than a stat per file."""
-    text = path if isinstance(path, str) else path.as_posix()
-    root = resolved_root if isinstance(resolved_root, str) else resolved_root.as_posix()
-    if text == root:
-        return "."
-    prefix = root if root.endswith("/") else root + "/"
-    return text[len(prefix) :] if text.startswith(prefix) else text
 
 
 def discover(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engram.lifecycle.sidecar import Sidecar
+from engram.sidecar import Sidecar
 from engram.sqlite_file import SqliteFile
 
 _SCHEMA = """

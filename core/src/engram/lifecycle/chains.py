@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.chunking import read_frontmatter
-from engram.ingest.vault import document_id_for
+from engram.document_ids import document_id_for
 from engram.lifecycle.links import LINK_KEYS, added
 from engram.lifecycle.locking import write_lock
 from engram.lifecycle.memory_io import update_frontmatter

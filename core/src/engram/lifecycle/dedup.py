@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from engram.config import LifecycleConfig
 from engram.filters import And, Eq, Filter, matches
@@ -198,9 +197,3 @@ def _verdicts(
 def _failure(extractor: Extractor, warnings: list[str], what: str) -> None:
     if isinstance(extractor, ReportsFailures) and extractor.last_error:
         warnings.append(f"{what}: {extractor.last_error}")
-
-
-def document_path(document_id: str, project_root: Path) -> Path:
-    """The file a memory document id names (ids are project-relative, or absolute outside)."""
-    path = Path(document_id)
-    return path if path.is_absolute() else project_root / path

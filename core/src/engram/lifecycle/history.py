@@ -16,8 +16,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from engram.chunking import read_frontmatter
-from engram.ingest.vault import document_id_for
-from engram.lifecycle.dedup import document_path
+from engram.document_ids import document_id_for, document_path
 from engram.lifecycle.revisions import revisions_from
 from engram.memory_files import wording_of
 from engram.models import MemoryInfo

@@ -17,7 +17,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from engram.errors import EngramError
-from engram.lifecycle.sidecar import SIDE_FOLDER, ensure_side_folder
+from engram.sidecar import SIDE_FOLDER, ensure_side_folder
 
 LOCK_NAME = "write.lock"
 WAIT_SECONDS = 120.0

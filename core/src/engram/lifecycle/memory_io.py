@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from engram.chunking import read_frontmatter
+from engram.document_ids import document_path
 from engram.errors import MemoryNotFound
 from engram.ingest.sync import IndexReport, sync_files
 from engram.ingest.vault import VaultFile
-from engram.lifecycle.dedup import document_path
 from engram.memory_files import info_from, replace_file, with_frontmatter
 from engram.models import KnownMemory
 from engram.redact import strip_private

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from engram.chunking import read_frontmatter
+from engram.document_ids import document_id_for
 from engram.errors import InvalidMemory
-from engram.ingest.vault import document_id_for
 from engram.lifecycle.content_hash import HASH_KEY, content_hash
 from engram.lifecycle.crash import crash_point
 from engram.lifecycle.links import added

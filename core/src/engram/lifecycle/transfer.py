@@ -30,9 +30,9 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from engram.chunking import read_frontmatter
+from engram.document_ids import document_id_for
 from engram.errors import InvalidMemory, UnsafePath
 from engram.filters import parse_iso
-from engram.ingest.vault import document_id_for
 from engram.lifecycle import chains
 from engram.lifecycle.locking import write_lock
 from engram.lifecycle.memory_io import index_documents, now_ms, stamp

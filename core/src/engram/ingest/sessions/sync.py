@@ -23,7 +23,6 @@ from engram.ingest.sessions.base import SessionRef, SessionSource, Transcript
 from engram.models import Chunk, Document, Excerpt
 from engram.protocols import Embedder, Store
 from engram.redact import strip_private
-from engram.writer import Writer
 
 SOURCE = "sessions"
 
@@ -48,15 +47,13 @@ def session_chunker(config: EngramConfig) -> Chunker:
     return TokenWindowChunker(config.chunking.max_tokens, config.chunking.overlap)
 
 
-def index_sessions(writer: Writer, *, progress: Progress | None = None) -> IndexReport:
-    """Index every configured agent's sessions into the writer's store."""
-    writer.check_identity(writing=True)
+def index_sessions(
+    config: EngramConfig, store: Store, embedder: Embedder, *, progress: Progress | None = None
+) -> IndexReport:
+    """Index every configured agent's sessions into ``store`` (the caller checked that the
+    store's identity matches ``embedder``: indexing knows nothing of the memory that asks)."""
     return sync_sessions(
-        session_sources(writer.config),
-        writer.store,
-        writer.embedder,
-        session_chunker(writer.config),
-        progress=progress,
+        session_sources(config), store, embedder, session_chunker(config), progress=progress
     )
 
 

@@ -18,9 +18,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from engram.lifecycle.sidecar import Sidecar
 from engram.models import Hit
 from engram.scopes import MemoryFolder, folder_of
+from engram.sidecar import Sidecar
 from engram.sqlite_file import SqliteFile, write_transaction
 
 log = logging.getLogger(__name__)
