@@ -5,7 +5,6 @@ offers what users and agents do: index, search, get, rebuild, stats.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -23,9 +22,8 @@ from engram.cache import CachedEmbedder, EmbeddingCache
 from engram.chunking import Chunker
 from engram.collections import Collection
 from engram.config import EngramConfig, load_config
-from engram.errors import ConfigError
 from engram.excerpts import excerpt_of, inside_vault
-from engram.filters import And, Filter, Ne, matches
+from engram.filters import Filter
 from engram.ingest.report import IndexReport, Progress, merge_reports
 from engram.ingest.sessions import sync as sessions
 from engram.ingest.sync import sync_files
@@ -33,8 +31,6 @@ from engram.ingest.vault import discover
 from engram.lifecycle import chains
 from engram.lifecycle import history as histories
 from engram.lifecycle import restore as restoring
-from engram.lifecycle.conflicts import newest_first
-from engram.memory_chunks import MakeChunks
 from engram.models import (
     Excerpt,
     IndexIdentity,
@@ -48,21 +44,14 @@ from engram.models import (
 from engram.parts import build_part
 from engram.plugins import build_registry, get_plugin_manager
 from engram.protocols import Closes, Embedder, Extractor, Searcher, Store
-from engram.redact import strip_private
 from engram.registry import Registry
 from engram.scopes import MemoryFolder, Scope
-from engram.search import apply_recency, best_per_document
+from engram.search.policy import MemorySearch
 from engram.writer import Writer
 
-__all__ = ["MAX_POOL", "Excerpt", "Memory"]
+__all__ = ["Excerpt", "Memory"]
 
 log = logging.getLogger(__name__)
-# Search results that are memory history (superseded or archived) unless asked for.
-LIVE_ONLY = Ne(field="live", value=False)
-
-
-# The most chunks one search asks the searcher for (recency re-ranking, per-document widening).
-MAX_POOL = 1000
 
 
 class Memory:
@@ -84,6 +73,10 @@ class Memory:
         self.notices: list[str] = []  # said once when opened (an index rebuilt after damage)
         self.writer = Writer(
             config, store, embedder, lambda: build_part(config, registry, "extractor")
+        )
+        # The search policy (history, recency, per document) recall and collections share.
+        self.searching = MemorySearch(
+            config.search, store, embedder, searcher, lambda: self.check_identity(writing=False)
         )
 
     @classmethod
@@ -143,10 +136,6 @@ class Memory:
         return self.writer.folders
 
     @property
-    def make_chunks(self) -> MakeChunks:
-        return self.writer.make_chunks
-
-    @property
     def access(self) -> AccessCounter:
         return self.writer.access
 
@@ -167,10 +156,6 @@ class Memory:
     def extractor(self) -> Extractor | None:
         """The configured extractor, built on first use; None when it cannot be built."""
         return self.writer.extractor
-
-    def require_extractor(self) -> Extractor:
-        """The extractor, or the error that says why it cannot be built (for capture)."""
-        return self.writer.require_extractor()
 
     def default_roots(self) -> list[Path]:
         """What ``index()`` reads by default: the vault, plus every memory folder and the
@@ -223,7 +208,7 @@ class Memory:
             roots,
             self.store,
             self.embedder,
-            self.make_chunks,
+            self.writer.make_chunks,
             max_file_bytes=vault.max_file_bytes,
             dry_run=dry_run,
             progress=progress,
@@ -361,12 +346,12 @@ class Memory:
         self, query: str | None = None, *, budget: int | None = None, source: str | None = None
     ) -> recalling.Recall:
         """The context block for the start of a session, never over ``budget`` tokens."""
-        return recalling.recall(self.writer, self.search, query, budget=budget, source=source)
+        return recalling.recall(self.writer, self.searching, query, budget=budget, source=source)
 
     def collection(self, name: str) -> Collection:
         """Documents with the caller's own ids (LangChain, LlamaIndex), kept as markdown under
         ``[memory] collections_dir``/``name``."""
-        return Collection(self.writer, self.search, name)
+        return Collection(self.writer, self.searching, name)
 
     # -- reading -------------------------------------------------------------------------------
     def search(
@@ -387,65 +372,18 @@ class Memory:
         document's best chunk only, so ``limit`` counts documents. Memory hits count as accesses
         (``engram prune`` reads them) unless ``count_access`` is False (recall counts only what
         its block holds)."""
-        self.check_identity(writing=False)
-        opts = self.config.search
-        wanted = limit or opts.limit
-        weight = opts.recency_weight if recency_weight is None else recency_weight
-        if not 0 <= weight <= 1:
-            raise ConfigError(f"recency weight must be between 0 and 1, got {weight}")
-        by_document = opts.per_document if per_document is None else per_document
-        # Recency re-ranks: fetch a pool so a newer hit below the cut can rise into it.
-        pool = min(MAX_POOL, wanted * opts.candidate_multiplier) if weight > 0 else wanted
-        while True:
-            result = self._search_live(
-                strip_private(query), mode or opts.mode, pool, filter, include_superseded
-            )
-            hits = result.hits
-            if weight > 0:
-                hits = apply_recency(hits, weight, opts.recency_decay, time.time())
-            if not by_document:
-                break
-            hits = best_per_document(hits)
-            # Too few documents while the searcher had more to give: a few long documents
-            # filled the pool with their chunks, so widen it.
-            if len(hits) >= wanted or len(result.hits) < pool or pool >= MAX_POOL:
-                break
-            pool = min(MAX_POOL, pool * 4)
-        result = result.model_copy(update={"hits": newest_first(hits[:wanted])})
+        result = self.searching(
+            query,
+            mode=mode,
+            limit=limit,
+            filter=filter,
+            include_superseded=include_superseded,
+            recency_weight=recency_weight,
+            per_document=per_document,
+        )
         if count_access:
             self.access.record_hits(result.hits)
         return result
-
-    def _search_live(
-        self,
-        query: str,
-        mode: SearchMode,
-        limit: int,
-        filter: Filter | None,
-        include_superseded: bool,
-    ) -> SearchResult:
-        """Search, leaving out memory history unless asked for. Without a filter of the
-        caller's, the search runs unfiltered first (a metadata filter costs some stores a scan
-        on every query, and history is rare among hits); only when history shows up among the
-        hits is it run again with the filter, so the answer is the filtered search's."""
-
-        def run(flt: Filter | None) -> SearchResult:
-            return self.searcher.search(
-                query, self.store, self.embedder, mode=mode, limit=limit, filter=flt
-            )
-
-        if include_superseded:
-            return run(filter)
-        can_filter = "filter" in self.store.capabilities
-        if filter is not None and can_filter:
-            return run(And(filters=[filter, LIVE_ONLY]))
-        result = run(filter)
-        live = [h for h in result.hits if matches(LIVE_ONLY, h.chunk.metadata)]
-        if len(live) == len(result.hits):
-            return result
-        if can_filter:
-            return run(LIVE_ONLY)
-        return result.model_copy(update={"hits": live})
 
     def get(self, path: str | Path, lines: tuple[int, int] | None = None) -> Excerpt:
         """Lines of a file inside the vault, or turns of an indexed session (``sessions/...``,

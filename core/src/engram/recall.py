@@ -12,18 +12,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from pydantic import BaseModel, Field
 
 from engram.chunking import read_frontmatter
 from engram.document_ids import document_path
 from engram.errors import ConfigError, EmptyQuery
-from engram.filters import Eq, Filter
+from engram.filters import Eq
 from engram.lifecycle.conflicts import created_at_of, note, older_conflicts
 from engram.memories import list_memories
-from engram.models import MemoryInfo, Metadata, SearchResult
+from engram.models import MemoryInfo, Metadata
 from engram.redact import strip_private
+from engram.search.policy import MemorySearch
 from engram.tokens import Tokenizer, default_tokenizer
 from engram.writer import Writer
 
@@ -38,14 +38,6 @@ SOURCES = ("memory", "sessions")
 # of this project and of the user, newest first.
 PINNED_TYPES = ("preference", "decision", "project-brief")
 _WORD = re.compile(r"\w+")
-
-
-class Searches(Protocol):
-    """How recall searches: ``Memory.search`` (history left out, recency applied)."""
-
-    def __call__(
-        self, query: str, *, limit: int | None, filter: Filter | None, count_access: bool
-    ) -> SearchResult: ...
 
 
 class RecallItem(BaseModel):
@@ -86,7 +78,7 @@ class Recall(BaseModel):
 
 def recall(
     writer: Writer,
-    search: Searches,
+    search: MemorySearch,
     query: str | None,
     *,
     budget: int | None = None,
@@ -123,10 +115,12 @@ def recall(
     )
 
 
-def _search(writer: Writer, search: Searches, query: str, source: str | None) -> list[RecallItem]:
+def _search(
+    writer: Writer, search: MemorySearch, query: str, source: str | None
+) -> list[RecallItem]:
     flt = Eq(field="source", value=source) if source else None
     # Accesses are counted for what the block holds, not for every candidate.
-    result = search(query, limit=writer.config.recall.candidates, filter=flt, count_access=False)
+    result = search(query, limit=writer.config.recall.candidates, filter=flt)
     items = []
     created = created_at_of(h.chunk.metadata for h in result.hits)
     for hit in result.hits:

@@ -13,7 +13,7 @@ import contextlib
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,13 +25,12 @@ from engram.ingest.report import IndexReport
 from engram.ingest.sync import sync_files
 from engram.ingest.vault import VaultFile
 from engram.memory_files import replace_file
-from engram.models import Hit, SearchMode, SearchResult
+from engram.models import Hit, SearchMode
 from engram.redact import strip_private
+from engram.search.policy import MAX_POOL, MemorySearch, pools
 from engram.writer import Writer
 
 log = logging.getLogger(__name__)
-# The most chunks one vector search asks the store for while collecting ``k`` documents.
-MAX_POOL = 1000
 
 
 class CollectionDocument(BaseModel):
@@ -52,26 +51,10 @@ class CollectionHit(BaseModel):
     score: float
 
 
-class SearchesDocuments(Protocol):
-    """How a collection searches: ``Memory.search`` (one hit per document)."""
-
-    def __call__(
-        self,
-        query: str,
-        *,
-        mode: SearchMode | None,
-        limit: int | None,
-        filter: Filter | None,
-        count_access: bool,
-        per_document: bool | None,
-        recency_weight: float | None,
-    ) -> SearchResult: ...
-
-
 class Collection:
     """The documents under ``<[memory] collections_dir>/<name>/``."""
 
-    def __init__(self, writer: Writer, search: SearchesDocuments, name: str) -> None:
+    def __init__(self, writer: Writer, search: MemorySearch, name: str) -> None:
         self.name = files.check_name(name)
         self._writer = writer
         self._search = search
@@ -172,7 +155,6 @@ class Collection:
             mode=mode,
             limit=k,
             filter=self._scoped(filter),
-            count_access=False,
             per_document=True,
             recency_weight=0.0,
         )
@@ -186,13 +168,13 @@ class Collection:
         """The ``k`` documents nearest to ``vector`` (cosine similarity), best first."""
         self._writer.check_identity(writing=False)
         scoped = self._scoped(filter)
-        pool = k
-        while True:
+        found: list[CollectionHit] = []
+        for pool in pools(k):
             hits = self._writer.store.vector_search(list(vector), pool, scoped)
             found = self._documents(hits, k)
-            if len(found) >= k or len(hits) < pool or pool >= MAX_POOL:
-                return found
-            pool = min(MAX_POOL, pool * 4)
+            if len(found) >= k or len(hits) < pool:
+                break
+        return found
 
     def candidates_with_vectors(
         self, vector: Sequence[float], *, k: int, filter: Filter | None = None

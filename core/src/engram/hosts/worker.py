@@ -34,7 +34,7 @@ def run_job(job: dict[str, Any]) -> Result:
         config.sessions.claude_dir = Path(root)
     with Memory.open(config) as memory:
         if job["event"] == "session-start":
-            recall = recalling.recall(memory.writer, memory.search, None, pinned=True)
+            recall = recalling.recall(memory.writer, memory.searching, None, pinned=True)
             return {"ok": True, "text": recall.text, "notes": [*memory.notices, *recall.warnings]}
         vault = memory.index()
         report = memory.index_sessions()
