@@ -15,10 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_support import copy_fixtures, frontmatter, nested_private, sessions_config
+from engram.capture import read_messages
 from engram.config import load_config
 from engram.default_plugins.rules_extractor import RulesExtractor
 from engram.extraction import OVERLAP, Window, split_windows
 from engram.hookspecs import hookimpl
+from engram.ingest.sessions.base import SessionRef
+from engram.ingest.sessions.claude_code import ClaudeCodeSource
 from engram.memory import Memory
 from engram.memory_files import memory_files
 from engram.models import ExtractedMemory, ExtractionMode, Message
@@ -404,3 +407,17 @@ def test_sessions_are_captured_once_per_growth(
     assert code == 0 and "captured 0 of 5 sessions" in out
     shutil.rmtree(claude)  # sessions vanish: their capture is simply not attempted
     assert cli(capsys, "sessions", "--capture")[0] == 0
+
+
+def test_a_transcript_given_as_text_reads_as_the_session_indexer_reads_its_file() -> None:
+    path = next(
+        (Path(__file__).parent / "fixtures/sessions/claude/projects").glob(f"*/{CLAUDE_ID}.jsonl")
+    )
+    loaded = ClaudeCodeSource(path.parent.parent).load(SessionRef("claude-code", "x", path, ""))
+    # A half-written line in the middle is skipped, as the indexer skips it in a file.
+    lines = path.read_text(encoding="utf-8").splitlines()
+    text = "\n".join([*lines[:2], '{"type": "user", "mess', *lines[2:]])
+    messages = read_messages(text, "stdin")
+    assert loaded.turns and [(m.role, m.content, m.timestamp) for m in messages] == [
+        (t.role, t.text, t.timestamp) for t in loaded.turns
+    ]

@@ -281,9 +281,7 @@ def _text(content: str | list[dict[str, Any]]) -> str:
 
 def _jsonl(text: str, name: str) -> list[Message]:
     """A Claude Code transcript, read by the same reader ``engram sessions`` uses."""
-    import tempfile
-
-    from engram.ingest.sessions.claude_code import ClaudeCodeSource
+    from engram.ingest.sessions.claude_code import parse_transcript
 
     first = text.splitlines()[0]
     try:
@@ -293,10 +291,7 @@ def _jsonl(text: str, name: str) -> list[Message]:
             f"{name} is neither JSON messages nor a JSON Lines transcript (line 1 is not JSON); "
             'give [{"role": "user", "content": "..."}] or a Claude Code .jsonl file'
         ) from None
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "capture.jsonl"
-        path.write_text(text, encoding="utf-8")
-        transcript = ClaudeCodeSource(Path(tmp)).load(SessionRef("claude-code", "x", path, ""))
+    transcript = parse_transcript(text.encode("utf-8"), name, "capture")
     if not transcript.turns:
         raise TranscriptError(
             f"{name} holds no user or assistant messages (is it a Claude Code transcript?)"

@@ -44,6 +44,7 @@ from engram.memory_files import (
     check_path_syntax,
     clean_tags,
     default_title,
+    info_from,
     memory_files,
     new_memory_id,
     read_info,
@@ -165,12 +166,11 @@ def _write(
             update_frontmatter(writer, stored.path, {k: v for k, v in changes.items() if v})
     else:
         frontmatter.update({k: v for k, v in links.items() if v})
-        written = write_new_file(
-            target_dir,
-            stem or slugify(new.title or ""),
-            render(frontmatter, new.title or "", new.content),
-        )
-        stored = StoredMemory(**read_info(written, writer.config.root).model_dump())
+        markdown = render(frontmatter, new.title or "", new.content)
+        written = write_new_file(target_dir, stem or slugify(new.title or ""), markdown)
+        # The text just written is at hand: parse it, do not read the file back.
+        meta = read_frontmatter(markdown).metadata
+        stored = StoredMemory(**info_from(meta, written, writer.config.root).model_dump())
     crash_point("after-new-file")
     stored.warnings.extend(plan.warnings)
     _add_index(stored, index_documents(writer, [stored.path]))
@@ -204,11 +204,12 @@ def _plan(writer: Writer, new: ExtractedMemory, folder: MemoryFolder, markdown: 
     """Dedup and contradiction for ``new``; an embedder that fails means neither (a warning)."""
     if "vector" not in writer.store.capabilities:
         return WritePlan()
-    chunks, _ = writer.make_chunks("new-writer.md", markdown, "")
-    if not chunks:
+    # Only the first window's text is compared (the index chunks the file itself, once).
+    spans = writer.chunker.chunk_document(markdown).chunks
+    if not spans:
         return WritePlan()
     try:
-        vector = writer.embedder.embed([chunks[0].text], input_type="document")[0]
+        vector = writer.embedder.embed([spans[0].text], input_type="document")[0]
     except Exception as exc:  # the embedder is someone else's code, maybe over a network
         return WritePlan(
             warnings=[

@@ -113,32 +113,37 @@ class ClaudeCodeSource:
         return list(refs.values()), warnings
 
     def load(self, ref: SessionRef) -> Transcript:
-        transcript = Transcript(agent=AGENT, session_id=ref.session_id)
         try:
             raw = ref.path.read_bytes()
         except OSError as exc:
             raise TranscriptError(
                 f"cannot read {ref.path.name}: {exc.strerror or exc}; check its permissions"
             ) from None
-        last_key: tuple[Role, str] | None = None
-        bad = 0
-        for number, event in _events(raw):
-            if event is None:
-                bad += 1
-                if bad <= 3:
-                    transcript.warnings.append(
-                        f"claude-code: {ref.path.name} line {number} is not valid JSON "
-                        "(partial write?); skipped"
-                    )
-            elif event.get("type") == "summary" and isinstance(event.get("summary"), str):
-                transcript.title = clean_text(event["summary"]) or transcript.title
-            else:
-                last_key = _add_turn(transcript, event, last_key)
-        if bad > 3:
-            transcript.warnings.append(f"claude-code: {ref.path.name}: {bad} bad lines in all")
-        if transcript.title is None:
-            transcript.title = _first_user_line(transcript)
-        return transcript
+        return parse_transcript(raw, ref.path.name, ref.session_id)
+
+
+def parse_transcript(raw: bytes, name: str, session_id: str) -> Transcript:
+    """The turns of a Claude Code transcript's text (JSON Lines); ``name`` is what warnings
+    call it. Text, not a file, so a transcript handed over on stdin is read as it is."""
+    transcript = Transcript(agent=AGENT, session_id=session_id)
+    last_key: tuple[Role, str] | None = None
+    bad = 0
+    for number, event in _events(raw):
+        if event is None:
+            bad += 1
+            if bad <= 3:
+                transcript.warnings.append(
+                    f"claude-code: {name} line {number} is not valid JSON (partial write?); skipped"
+                )
+        elif event.get("type") == "summary" and isinstance(event.get("summary"), str):
+            transcript.title = clean_text(event["summary"]) or transcript.title
+        else:
+            last_key = _add_turn(transcript, event, last_key)
+    if bad > 3:
+        transcript.warnings.append(f"claude-code: {name}: {bad} bad lines in all")
+    if transcript.title is None:
+        transcript.title = _first_user_line(transcript)
+    return transcript
 
 
 def _events(raw: bytes) -> Iterator[tuple[int, dict[str, Any] | None]]:
