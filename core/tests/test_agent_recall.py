@@ -1,6 +1,6 @@
 """Recall: the most relevant memories, deduplicated, each with its source path, and never over
 the token budget (counted with the real tokenizer), whatever the memories and the budget.
-(Recall over the SQLite store and through the CLI: tests/test_agent_recall_persistent.py.)"""
+(Recall over the SQLite store and through the CLI: tests/agent/test_agent_recall_persistent.py.)"""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The agent tools, called as every surface calls them: schemas from the pydantic models, results
 with paths and spans, and every bad call a tool error that names the problem, never a crash
-(a store failing under a tool: tests/test_agent_tools_failing_store.py)."""
+(a store failing under a tool: tests/agent/test_agent_tools_failing_store.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The dedup write plan, with no model: a contradiction is never merged as a duplicate, and the
 structural types use the wider thresholds. (Dedup and contradiction end to end, with the real
-local embedder the constants are tuned for: tests/test_lifecycle_dedup.py.)"""
+local embedder the constants are tuned for: tests/lifecycle/test_lifecycle_dedup.py.)"""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``per_document``: one hit per file, so ``limit`` counts files even when one long file's
 chunks would fill the ranking (Memory and the MCP tool; the CLI flag:
-tests/test_search_documents_cli.py)."""
+tests/cli/test_search_documents_cli.py)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import typer
 
-# Command → the module under engram.cli whose register(app) adds it (tests/test_cli_startup.py
+# Command → the module under engram.cli whose register(app) adds it (tests/cli/test_cli_startup.py
 # checks this against the modules). A name missing here still works: it builds the full app.
 COMMANDS: dict[str, str] = {
     "mcp": "agent",

@@ -32,7 +32,7 @@ from engram.install import CHECKOUT_PATHS
 from engram.plugins import build_registry, describe_plugins, get_plugin_manager
 from engram.registry import KINDS, Kind, Register
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "tests" / "example_plugin"
 EXAMPLE_DIST = "engram-example-store"
 EXAMPLE_VERSION = "0.3.1"

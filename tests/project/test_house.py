@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MAX_LINES = 500
 # The conformance suites are long lists of small tests a third party runs as one class.
 LONG_ALLOWED = {"engram/testing/store_suite.py"}

@@ -18,7 +18,7 @@ import pytest
 from engram import hookspecs
 from engram.plugins import get_plugin_manager
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HOOKS_MD = REPO / "docs" / "plugins" / "hooks.md"
 TEST_ROOTS = tuple(
     REPO / p for p in ("tests", "core/tests", "backends", "embedders", "extractors", "bench/tests")

@@ -16,7 +16,7 @@ import pytest
 
 from fake_apis import ChatCompletions, OpenAIEmbeddings, Reply, StartApi, VoyageEmbeddings, prompts
 
-ROOT_CONFTEST = Path(__file__).resolve().parent.parent / "conftest.py"
+ROOT_CONFTEST = Path(__file__).resolve().parents[2] / "conftest.py"
 
 
 def call(
