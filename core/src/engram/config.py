@@ -24,7 +24,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from engram.config_files import find_project_file, user_config_path
+from engram.config_files import find_project_file as find_project_file  # re-exported
+from engram.config_files import user_config_path as user_config_path  # re-exported
 from engram.errors import ConfigError
 from engram.models import (
     EXTRACTED_TYPES,
