@@ -10,7 +10,6 @@ path and the file, and say how to fix it.
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from pathlib import Path
@@ -25,6 +24,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from engram.config_files import find_project_file as find_project_file  # re-exported
+from engram.config_files import user_config_path as user_config_path  # re-exported
 from engram.errors import ConfigError
 from engram.models import (
     EXTRACTED_TYPES,
@@ -36,7 +37,6 @@ from engram.models import (
 )
 from engram.registry import Kind, Registry
 
-PROJECT_FILE = "engram.toml"
 SECRET_NAME = re.compile(r"key|secret|token|password|credential", re.IGNORECASE)
 DEFAULT_STORE = "sqlite"
 DEFAULT_EMBEDDER = "local"
@@ -280,32 +280,6 @@ class EngramConfig(BaseSettings):
         """A configured path made absolute against the project root."""
         p = Path(path).expanduser()
         return p if p.is_absolute() else (self.root / p)
-
-
-def user_config_path() -> Path:
-    explicit = os.environ.get("ENGRAM_USER_CONFIG")
-    if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "engram" / "config.toml"
-
-
-def find_project_file(start: Path | None = None) -> Path | None:
-    """``$ENGRAM_CONFIG``, else the nearest ``engram.toml`` from ``start`` upwards."""
-    explicit = os.environ.get("ENGRAM_CONFIG")
-    if explicit:
-        path = Path(explicit).expanduser().resolve()
-        if not path.is_file():
-            raise ConfigError(
-                f"ENGRAM_CONFIG points to {path}, which is not a file; fix or unset it"
-            )
-        return path
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / PROJECT_FILE
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def load_config(

@@ -123,6 +123,12 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"engram {__version__}")
         return 0
+    if command_name(args) == "hooks":  # what a host runs at every session start: no typer
+        from engram.hosts import entry
+
+        parsed = entry.parse(args)
+        if parsed is not None:
+            return entry.main(parsed)
     from engram.errors import EngramError
 
     try:

@@ -5,7 +5,6 @@ host's session. The hosts come from one list, ``engram.hosts.registry``."""
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -17,7 +16,7 @@ from engram.errors import ConfigError
 from engram.hosts import registry
 from engram.hosts.command import engram_argv
 from engram.hosts.files import Change
-from engram.hosts.runner import Outcome, run_hook, unavailable
+from engram.hosts.runner import emit, run_hook, unavailable
 from engram.hosts.worker import describe
 
 HOST_NAMES = ", ".join(registry.names())
@@ -89,17 +88,7 @@ def run_command(
         )
     except BaseException as exc:  # the host's session must never see a failure
         outcome = unavailable(describe(exc))
-    _emit(outcome)
-
-
-def _emit(outcome: Outcome) -> None:
-    with contextlib.suppress(OSError):  # the host closed its end: nothing left to tell it
-        if outcome.stdout:
-            sys.stdout.write(outcome.stdout)
-            sys.stdout.flush()
-        for line in outcome.stderr:
-            sys.stderr.write(line + "\n")
-        sys.stderr.flush()
+    emit(outcome)
 
 
 ScopeOption = Annotated[

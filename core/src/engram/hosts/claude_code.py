@@ -21,7 +21,6 @@ from engram.hosts.base import HookPayload, folder_of, generic_payload
 from engram.hosts.command import HOST_TIMEOUT, run_argv, shell_command
 from engram.hosts.command import is_ours as _is_ours
 from engram.hosts.files import Change, read_text
-from engram.ingest.sessions.claude_code import config_dir
 
 HOST = "claude-code"
 # Our event → (Claude Code's event, its matcher: every source of a start, every end reason,
@@ -36,6 +35,9 @@ Settings = dict[str, Any]
 
 def settings_path(scope: str, project_dir: Path) -> Path:
     if scope == "user":
+        # Imported here: the session-start hook loads this module and must stay light.
+        from engram.ingest.sessions.claude_code import config_dir
+
         return config_dir() / "settings.json"
     name = "settings.local.json" if scope == "local" else "settings.json"
     return project_dir / ".claude" / name

@@ -20,8 +20,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 from engram.hosts.child import run_worker
 
 CAPTURE_TIMEOUT = 600.0  # seconds one round of indexing and capture may take, at most
@@ -30,6 +28,7 @@ LOCK = "capture.lock"
 PID = "capture.pid"
 AGAIN = "capture.again"
 LOG = "capture.log"
+DONE = "capture.done"  # touched after each good round, its mtime the time that round began
 
 
 def state_dir(project: Path) -> Path:
@@ -66,6 +65,8 @@ def log(message: str) -> None:
 
 def run(job: dict[str, Any]) -> int:
     """Take the lock (or leave the marker and go), then capture until nobody asks for more."""
+    from filelock import FileLock, Timeout  # here: the hook that only spawns us stays light
+
     folder = state_dir(Path(job["project"]))
     lock = FileLock(folder / LOCK)
     try:
@@ -80,6 +81,7 @@ def run(job: dict[str, Any]) -> int:
             with contextlib.suppress(FileNotFoundError):
                 (folder / AGAIN).unlink()
             started = time.monotonic()
+            began_ns = time.time_ns()
             cap = float(job.get("capture_timeout") or CAPTURE_TIMEOUT)
             result = run_worker({**job, "event": "capture"}, Path(job["cwd"]), cap)
             took = f"{time.monotonic() - started:.1f} s"
@@ -87,6 +89,7 @@ def run(job: dict[str, Any]) -> int:
                 for note in result.get("notes") or []:
                     log(f"warning: {note}")
                 log(f"{job['event']}: {result.get('summary', 'done')} ({took})")
+                _mark_done(folder, began_ns)
             else:
                 log(f"{job['event']}: capture failed: {result.get('error')} ({took})")
             if not (folder / AGAIN).exists():
@@ -96,6 +99,39 @@ def run(job: dict[str, Any]) -> int:
             (folder / PID).unlink()
         lock.release()
     return 0
+
+
+def _mark_done(folder: Path, began_ns: int) -> None:
+    """Say a round finished, dated when it began: a transcript written later is news."""
+    done = folder / DONE
+    done.touch()
+    os.utime(done, ns=(began_ns, began_ns))
+
+
+def pending(project: Path, transcripts: Path | None, current: Path | None) -> bool:
+    """Whether session start should wait for the catch-up capture: a capture is running, or
+    asked to run again, or a transcript in the host's folder for this project (other than the
+    session just starting) changed since the last good round began. Stats only; True when it
+    cannot tell (no transcript folder named, no round finished yet)."""
+    folder = state_dir(project)
+    if transcripts is None or (folder / PID).exists() or (folder / AGAIN).exists():
+        return True
+    try:
+        done = (folder / DONE).stat().st_mtime_ns
+    except OSError:
+        return True
+    try:
+        entries = list(os.scandir(transcripts))
+    except FileNotFoundError:  # no transcript folder yet: nothing to catch up on
+        return False
+    except OSError:
+        return True
+    for entry in entries:
+        if entry.name.endswith(".jsonl") and (current is None or entry.name != current.name):
+            with contextlib.suppress(OSError):
+                if entry.stat().st_mtime_ns >= done:
+                    return True
+    return False
 
 
 def main() -> int:

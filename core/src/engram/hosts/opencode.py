@@ -22,7 +22,6 @@ from engram.errors import ConfigError
 from engram.hosts.base import HookPayload, generic_payload, plain_output
 from engram.hosts.command import run_argv
 from engram.hosts.files import Change, read_text
-from engram.ingest.sessions.opencode import default_root
 
 HOST = "opencode"
 FILE_NAME = "engram.js"
@@ -165,6 +164,8 @@ class OpenCode:
         return plain_output(event, text)
 
     def transcript_root(self, payload: HookPayload) -> Path | None:
+        from engram.ingest.sessions.opencode import default_root  # not at start-up: heavy
+
         root = default_root()
         return root if root.is_dir() else None
 

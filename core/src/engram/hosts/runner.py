@@ -11,14 +11,15 @@ import contextlib
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from engram.config import find_project_file
-from engram.hosts import detached
+from engram.config_files import find_project_file
+from engram.hosts import detached, quiet
 from engram.hosts.base import generic_payload, plain_output
 from engram.hosts.child import run_worker
 from engram.hosts.registry import HOSTS
@@ -39,6 +40,17 @@ class Outcome:
 
 def unavailable(why: str) -> Outcome:
     return Outcome(stderr=[f"engram: memory unavailable: {' '.join(why.split())}"])
+
+
+def emit(outcome: Outcome) -> None:
+    """Print the outcome: stdout for the host, stderr for people."""
+    with contextlib.suppress(OSError):  # the host closed its end: nothing left to tell it
+        if outcome.stdout:
+            sys.stdout.write(outcome.stdout)
+            sys.stdout.flush()
+        for line in outcome.stderr:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
 
 
 def read_payload(stream: IO[Any] | None, wait: float) -> dict[str, Any] | None:
@@ -104,9 +116,10 @@ def run_hook(
     stdin: IO[Any] | None = None,
     capture_timeout: float = detached.CAPTURE_TIMEOUT,
 ) -> Outcome:
-    """session-start: catch up on uncaptured sessions (detached, waited for within a share of
-    the budget), then the recall block; session-end / pre-compact: start the detached capture
-    and return at once."""
+    """session-start: catch up on uncaptured sessions (detached; waited for, within a share of
+    the budget, only when a stat says there is something to catch up), then the recall block
+    (nothing, without a worker, when ``quiet`` says nothing it reads has changed since a recall
+    found nothing); session-end / pre-compact: start the detached capture and return at once."""
     deadline = time.monotonic() + timeout
     raw = read_payload(stdin, min(PAYLOAD_WAIT, timeout / 4))
     host = get_host(host_name) if host_name else None
@@ -126,12 +139,19 @@ def run_hook(
         "transcript_root": str(root) if root else None,
         "capture_timeout": capture_timeout,
     }
+    # Asked before the spawn: the new capture's own pid file must not count as work pending.
+    transcripts = payload.transcript.parent if payload.transcript else None
+    current = payload.transcript
+    catch_up = event == "session-start" and detached.pending(project, transcripts, current)
     capture = detached.spawn(job, project)
     if event != "session-start":
         where = detached.state_dir(project) / detached.LOG
         return Outcome(stderr=[f"engram: capturing in the background (log: {where})"])
-    with contextlib.suppress(subprocess.TimeoutExpired):  # it goes on alone after the wait
-        capture.wait(max(min(CATCHUP_SHARE * timeout, deadline - time.monotonic()), 0))
+    if catch_up:
+        with contextlib.suppress(subprocess.TimeoutExpired):  # it goes on alone after the wait
+            capture.wait(max(min(CATCHUP_SHARE * timeout, deadline - time.monotonic()), 0))
+    if quiet.nothing_to_recall(job):
+        return Outcome()
     result = run_worker(job, cwd, max(deadline - time.monotonic(), 0.01), timeout)
     if not result.get("ok"):
         return unavailable(str(result.get("error") or "the hook failed"))

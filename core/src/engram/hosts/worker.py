@@ -20,8 +20,13 @@ def run_job(job: dict[str, Any]) -> Result:
     this project's sessions, then capture the turns that grew since the last capture."""
     from engram import recall as recalling
     from engram.config import load_config
+    from engram.hosts import quiet
     from engram.memory import Memory
+    from engram.scopes import memory_folders
 
+    if job["event"] == "session-start":
+        quiet.forget(job)  # a stamp stands only for the recall that wrote it
+    settings = quiet.settings_digest(job)  # before the config is read: a later edit shows
     config_file = Path(job["config_file"]) if job.get("config_file") else None
     config = load_config(
         job.get("overrides") or None,
@@ -34,8 +39,15 @@ def run_job(job: dict[str, Any]) -> Result:
         config.sessions.claude_dir = Path(root)
     with Memory.open(config) as memory:
         if job["event"] == "session-start":
+            folders = [f.path for f in memory_folders(config)]
+            tree = quiet.folders_digest(folders)  # before recall reads them
             recall = recalling.recall(memory.writer, memory.searching, None, pinned=True)
-            return {"ok": True, "text": recall.text, "notes": [*memory.notices, *recall.warnings]}
+            notes = [*memory.notices, *recall.warnings]
+            if recall.text or notes:
+                quiet.forget(job)
+            else:
+                quiet.write(job, settings, folders, tree)
+            return {"ok": True, "text": recall.text, "notes": notes}
         vault = memory.index()
         report = memory.index_sessions()
         captured = memory.capture_sessions()
