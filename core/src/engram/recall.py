@@ -22,6 +22,7 @@ from engram.filters import Eq, Filter
 from engram.lifecycle.conflicts import created_at_of, note, older_conflicts
 from engram.lifecycle.dedup import document_path
 from engram.memories import list_memories
+from engram.memory_types import PINNED_TYPES  # what a session opens with, newest first
 from engram.models import MemoryInfo, Metadata, SearchResult
 from engram.redact import strip_private
 from engram.tokens import Tokenizer, default_tokenizer
@@ -34,9 +35,6 @@ MIN_EXCERPT_TOKENS = 24  # below this a shortened memory says too little to be w
 NEAR_DUPLICATE = 0.85  # word-set Jaccard similarity at which two memories say the same thing
 ADDS_NOTHING = 0.9  # share of a memory's words already in a better one: it adds nothing new
 SOURCES = ("memory", "sessions")
-# What a session starts with before any query hit: what the user wants and what was decided,
-# of this project and of the user, newest first.
-PINNED_TYPES = ("preference", "decision", "project-brief")
 _WORD = re.compile(r"\w+")
 
 
