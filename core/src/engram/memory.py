@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 import pluggy
 
 from engram import capture as capturing
-from engram import memories, recovery
+from engram import memories, recovery, stats
 from engram import recall as recalling
 from engram.cache import CachedEmbedder, EmbeddingCache
 from engram.chunking import Chunker
@@ -51,6 +50,7 @@ from engram.redact import strip_private
 from engram.registry import Registry
 from engram.scopes import MemoryFolder, Scope
 from engram.search import apply_recency, best_per_document
+from engram.sources import label_files
 from engram.writer import Writer
 
 __all__ = ["MAX_POOL", "Excerpt", "Memory"]
@@ -217,6 +217,7 @@ class Memory:
             exclude=vault.exclude,
             respect_gitignore=vault.respect_gitignore,
         )
+        files = label_files(files, [*(f.path for f in self.folders), self._collections_dir()])
         report = sync_files(
             files,
             roots,
@@ -458,19 +459,5 @@ class Memory:
         return inside_vault(path, self.config.root, self.vault_roots())
 
     def stats(self) -> dict[str, Any]:
-        docs = self.store.list_documents()
-        identity = self.store.get_identity()
-        by_source: dict[str, int] = {}
-        for doc in docs.values():
-            source = str(doc.metadata.get("source", "unknown"))
-            by_source[source] = by_source.get(source, 0) + 1
-        return {
-            "store": self.config.store.backend,
-            "embedder": self.config.embedder.provider,
-            "documents": len(docs),
-            "documents_by_source": by_source,
-            "chunks": self.store.count(),
-            "identity": identity.model_dump() if identity else None,
-            "cache": asdict(self.embedder.cache.stats()) if self.embedder.cache else None,
-            "root": str(self.config.root),
-        }
+        """Documents, chunks and memories by source, type and scope (``engram.stats``)."""
+        return stats.collect(self)
