@@ -460,4 +460,5 @@ class Memory:
 
     def stats(self) -> dict[str, Any]:
         """Documents, chunks and memories by source, type and scope (``engram.stats``)."""
-        return stats.collect(self)
+        every = self.list_memories(include_superseded=True)
+        return stats.collect(self.config, self.store, self.embedder.cache, self.folders, every)

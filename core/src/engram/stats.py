@@ -11,24 +11,32 @@ next index embeds it).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from engram.cache import EmbeddingCache
+from engram.config import EngramConfig
 from engram.ingest.engine import chunk_ids
+from engram.models import MemoryInfo
+from engram.protocols import Store
+from engram.scopes import MemoryFolder
 from engram.sources import SourceNamer
 
-if TYPE_CHECKING:
-    from engram.memory import Memory
 
-
-def collect(memory: Memory) -> dict[str, Any]:
-    """The counts of ``memory`` (JSON-able); ``last_indexed`` is a Unix time or None."""
-    config = memory.config
-    documents = memory.store.list_documents()
-    identity = memory.store.get_identity()
-    cache = memory.embedder.cache
+def collect(
+    config: EngramConfig,
+    store: Store,
+    cache: EmbeddingCache | None,
+    folders: Sequence[MemoryFolder],
+    every: Sequence[MemoryInfo],
+) -> dict[str, Any]:
+    """The counts of an open memory (``Memory.stats`` passes its parts; ``every``: all its
+    memory files, history included), JSON-able; ``last_indexed`` is a Unix time or None."""
+    documents = store.list_documents()
+    identity = store.get_identity()
     name_of = SourceNamer(
-        config.root, [f.path for f in memory.folders], config.resolve(config.memory.collections_dir)
+        config.root, [f.path for f in folders], config.resolve(config.memory.collections_dir)
     )
     sources: dict[str, dict[str, Any]] = {}
     for doc in documents.values():
@@ -42,14 +50,13 @@ def collect(memory: Memory) -> dict[str, Any]:
         at = doc.metadata.get("indexed_at")
         if isinstance(at, int | float) and (entry["last_indexed"] or 0) < at:
             entry["last_indexed"] = at
-    every = memory.list_memories(include_superseded=True)
     live = [m for m in every if m.live]
     return {
         "store": config.store.backend,
         "embedder": config.embedder.provider,
         "identity": identity.model_dump() if identity else None,
         "documents": len(documents),
-        "chunks": memory.store.count(),
+        "chunks": store.count(),
         "keyword_only": sum(s["keyword_only"] for s in sources.values()),
         "sources": dict(sorted(sources.items())),
         "documents_by_source": {name: s["documents"] for name, s in sorted(sources.items())},
@@ -57,7 +64,7 @@ def collect(memory: Memory) -> dict[str, Any]:
         "memories_by_type": dict(sorted(Counter(m.type or "note" for m in live).items())),
         "memories_by_scope": dict(sorted(Counter(m.scope or "project" for m in live).items())),
         "history": len(every) - len(live),
-        "memory_dir": str(memory.memory_dir),
+        "memory_dir": str(folders[0].path),
         "cache": asdict(cache.stats()) if cache else None,
         "root": str(config.root),
     }
