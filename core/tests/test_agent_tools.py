@@ -87,7 +87,7 @@ def test_store_search_get_list_stats_forget(box: Toolbox, tmp_path: Path) -> Non
     stats = box.call("memory_stats", {})
     assert stats.ok and stats.data is not None
     assert stats.data["memories_by_type"] == {"fact": 1}
-    assert stats.data["documents_by_source"]["memory"] == 2
+    assert stats.data["documents_by_source"] == {"memories": 1, "vault notes": 1}
 
     gone = box.call("memory_forget", {"id": stored.data["id"]})
     assert gone.ok and gone.data == {"removed": [path]}

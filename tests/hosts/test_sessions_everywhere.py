@@ -46,7 +46,8 @@ def test_rebuild_keeps_the_sessions_that_were_indexed(
     assert code == 0, err
     assert _session_paths(capsys) == before
     stats = cli_json(capsys, "stats")
-    assert stats["documents_by_source"]["sessions"] == 5 and stats["documents_by_source"]["memory"]
+    by_source = stats["documents_by_source"]
+    assert by_source["sessions"] == 5 and by_source["vault notes"]
 
 
 def test_get_reads_the_session_paths_search_prints(

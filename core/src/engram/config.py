@@ -27,14 +27,8 @@ from pydantic_settings import (
 from engram.config_files import find_project_file as find_project_file  # re-exported
 from engram.config_files import user_config_path as user_config_path  # re-exported
 from engram.errors import ConfigError
-from engram.models import (
-    EXTRACTED_TYPES,
-    FusionBalance,
-    FusionMethod,
-    KeywordScale,
-    MemoryType,
-    SearchMode,
-)
+from engram.memory_types import EXTRACTED_TYPES, STRUCTURAL_TYPES, MemoryType
+from engram.models import FusionBalance, FusionMethod, KeywordScale, SearchMode
 from engram.registry import Kind, Registry
 
 SECRET_NAME = re.compile(r"key|secret|token|password|credential", re.IGNORECASE)
@@ -139,14 +133,6 @@ class MemoryFolderConfig(_Section):
     external_paths: list[Path] = Field(default_factory=list)
     # Collections (LangChain / LlamaIndex stores): one folder per collection, one file per document.
     collections_dir: Path = Path("collections")
-
-
-STRUCTURAL_TYPES: tuple[MemoryType, ...] = (
-    "project-brief",
-    "architecture",
-    "tech-context",
-    "project-config",
-)
 
 
 class LifecycleConfig(_Section):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 from engram.chunking import read_frontmatter
 from engram.document_ids import document_id_for, document_path
@@ -53,12 +53,13 @@ from engram.memory_files import (
     target_folder,
     write_new_file,
 )
+from engram.memory_types import NAMES, ages
 from engram.models import ExtractedMemory, MemoryInfo, MemoryType, StoredMemory
 from engram.redact import strip_private
 from engram.scopes import SCOPES, MemoryFolder, Scope, check_writable, folder_of, writable_folder
 from engram.writer import Writer
 
-MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
+MEMORY_TYPES: tuple[str, ...] = NAMES
 
 __all__ = [
     "MEMORY_ID",
@@ -138,7 +139,7 @@ def remember(
         plan = _plan(writer, new, folder, render(frontmatter, new.title or "", text))
         crash_point("after-plan")
         stored = _write(writer, plan, new, frontmatter, target_dir, stem, created)
-        if type in ("progress", "session-summary"):
+        if ages(type):
             stored.warnings.extend(age(writer, now=created, folders=[folder]).warnings)
     return stored
 

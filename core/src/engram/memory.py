@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -14,7 +13,7 @@ from typing import Any
 import pluggy
 
 from engram import capture as capturing
-from engram import memories, recovery
+from engram import memories, recovery, stats
 from engram import prune as pruning
 from engram import recall as recalling
 from engram.access import AccessCounter
@@ -47,6 +46,7 @@ from engram.protocols import Closes, Embedder, Extractor, Searcher, Store
 from engram.registry import Registry
 from engram.scopes import MemoryFolder, Scope
 from engram.search.policy import MemorySearch
+from engram.sources import label_files
 from engram.writer import Writer
 
 __all__ = ["Excerpt", "Memory"]
@@ -203,6 +203,7 @@ class Memory:
             exclude=vault.exclude,
             respect_gitignore=vault.respect_gitignore,
         )
+        files = label_files(files, [*(f.path for f in self.folders), self._collections_dir()])
         report = sync_files(
             files,
             roots,
@@ -398,19 +399,6 @@ class Memory:
         return inside_vault(path, self.config.root, self.vault_roots())
 
     def stats(self) -> dict[str, Any]:
-        docs = self.store.list_documents()
-        identity = self.store.get_identity()
-        by_source: dict[str, int] = {}
-        for doc in docs.values():
-            source = str(doc.metadata.get("source", "unknown"))
-            by_source[source] = by_source.get(source, 0) + 1
-        return {
-            "store": self.config.store.backend,
-            "embedder": self.config.embedder.provider,
-            "documents": len(docs),
-            "documents_by_source": by_source,
-            "chunks": self.store.count(),
-            "identity": identity.model_dump() if identity else None,
-            "cache": asdict(self.embedder.cache.stats()) if self.embedder.cache else None,
-            "root": str(self.config.root),
-        }
+        """Documents, chunks and memories by source, type and scope (``engram.stats``)."""
+        every = self.list_memories(include_superseded=True)
+        return stats.collect(self.config, self.store, self.embedder.cache, self.folders, every)

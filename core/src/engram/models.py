@@ -23,6 +23,9 @@ from pydantic import (
     WithJsonSchema,
 )
 
+from engram.memory_types import EXTRACTED_TYPES as EXTRACTED_TYPES
+from engram.memory_types import MemoryType as MemoryType
+
 Metadata = dict[str, JsonValue]
 InputType = Literal["document", "query"]
 SearchMode = Literal["hybrid", "vector", "keyword"]
@@ -150,39 +153,10 @@ class Message(BaseModel):
     timestamp: str | None = None
 
 
-MemoryType = Literal[
-    "project-brief",
-    "architecture",
-    "tech-context",
-    "preference",
-    "learned-pattern",
-    "error-solution",
-    "project-config",
-    "progress",
-    "session-summary",
-    "decision",
-    "fact",
-    "entity",
-    "note",
-]
 ExtractionMode = Literal["normal", "summary", "init"]
 
-# What extractors look for by default (``[capture] types`` narrows it). ``fact``: what a user
-# states about themselves (an event, a possession, a plan). ``entity`` and ``note`` stay for
-# memories written by hand or by an agent's memory_store call.
-EXTRACTED_TYPES: tuple[MemoryType, ...] = (
-    "project-brief",
-    "architecture",
-    "tech-context",
-    "preference",
-    "learned-pattern",
-    "error-solution",
-    "project-config",
-    "progress",
-    "session-summary",
-    "decision",
-    "fact",
-)
+# The memory types, what they mean and how they behave: one table, ``engram.memory_types``.
+# ``EXTRACTED_TYPES`` is what extractors look for by default (``[capture] types`` narrows it).
 
 
 class ExtractedMemory(BaseModel):

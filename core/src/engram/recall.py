@@ -18,12 +18,13 @@ from pydantic import BaseModel, Field
 from engram.chunking import read_frontmatter
 from engram.document_ids import document_path
 from engram.errors import ConfigError, EmptyQuery
-from engram.filters import Eq
 from engram.lifecycle.conflicts import created_at_of, note, older_conflicts
 from engram.memories import list_memories
+from engram.memory_types import PINNED_TYPES  # what a session opens with, newest first
 from engram.models import MemoryInfo, Metadata
 from engram.redact import strip_private
 from engram.search.policy import MemorySearch
+from engram.sources import SEARCHABLE, source_filter
 from engram.tokens import Tokenizer, default_tokenizer
 from engram.writer import Writer
 
@@ -33,10 +34,6 @@ ELLIPSIS = " …"
 MIN_EXCERPT_TOKENS = 24  # below this a shortened memory says too little to be worth its place
 NEAR_DUPLICATE = 0.85  # word-set Jaccard similarity at which two memories say the same thing
 ADDS_NOTHING = 0.9  # share of a memory's words already in a better one: it adds nothing new
-SOURCES = ("memory", "sessions")
-# What a session starts with before any query hit: what the user wants and what was decided,
-# of this project and of the user, newest first.
-PINNED_TYPES = ("preference", "decision", "project-brief")
 _WORD = re.compile(r"\w+")
 
 
@@ -92,8 +89,8 @@ def recall(
     limit = writer.config.recall.budget if budget is None else budget
     if limit < 0:
         raise ConfigError(f"the recall budget must be 0 or more tokens, got {limit}")
-    if source is not None and source not in SOURCES:
-        raise ConfigError(f"unknown source {source!r}; use one of {', '.join(SOURCES)}")
+    if source is not None and source not in SEARCHABLE:
+        raise ConfigError(f"unknown source {source!r}; use one of {', '.join(SEARCHABLE)}")
     clean_query = " ".join(strip_private(query or "").split()) or None
     warnings: list[str] = []
     candidates: list[RecallItem] = []
@@ -118,7 +115,7 @@ def recall(
 def _search(
     writer: Writer, search: MemorySearch, query: str, source: str | None
 ) -> list[RecallItem]:
-    flt = Eq(field="source", value=source) if source else None
+    flt = source_filter(source) if source else None
     # Accesses are counted for what the block holds, not for every candidate.
     result = search(query, limit=writer.config.recall.candidates, filter=flt)
     items = []

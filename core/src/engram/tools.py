@@ -27,6 +27,7 @@ from engram.memory import Memory
 from engram.models import Excerpt, MemoryInfo, MemoryType, StoredMemory
 from engram.scopes import Scope
 from engram.search.types import asked_type, typed_hits, with_typed
+from engram.sources import source_filter
 from engram.tool_get import MemoryGetInput, render_get
 from engram.tool_get import get as get_excerpt
 from engram.tool_restore import MemoryRestoreInput, render_restore
@@ -50,10 +51,10 @@ class MemorySearchInput(_Input):
 
     query: str = Field(min_length=1, max_length=2000, description="What to look for, in words.")
     limit: int = Field(default=6, ge=1, le=50, description="How many results at most.")
-    source: Literal["all", "memory", "sessions"] = Field(
+    source: Literal["all", "memory", "vault", "sessions"] = Field(
         default="all",
-        description="memory: markdown notes and stored memories; sessions: past agent "
-        "conversations; all: both.",
+        description="memory: markdown notes and stored memories; vault: the notes alone; "
+        "sessions: past agent conversations; all: every source.",
     )
     type: MemoryType | None = Field(
         default=None,
@@ -162,13 +163,17 @@ class ListOutput(BaseModel):
 
 
 class StatsOutput(BaseModel):
+    """``engram.stats.collect``'s counts (the CLI and the dashboard show the same)."""
+
     store: str
     embedder: str
     documents: int
     documents_by_source: dict[str, int]
     chunks: int
+    keyword_only: int = 0
     memories: int
     memories_by_type: dict[str, int]
+    memories_by_scope: dict[str, int] = Field(default_factory=dict)
     memory_dir: str
     identity: dict[str, JsonValue] | None = None
 
@@ -205,7 +210,7 @@ class Tool(Generic[In, Out]):
 def _search(memory: Memory, args: MemorySearchInput) -> SearchOutput:
     parts: list[Filter] = []
     if args.source != "all":
-        parts.append(Eq(field="source", value=args.source))
+        parts.append(source_filter(args.source))
     if args.type:
         parts.append(Eq(field="type", value=args.type))
     if args.scope:
@@ -331,22 +336,7 @@ def _render_list(out: ListOutput) -> str:
 
 
 def _stats(memory: Memory, args: MemoryStatsInput) -> StatsOutput:
-    stats = memory.stats()
-    by_type: dict[str, int] = {}
-    memories = memory.list_memories()
-    for m in memories:
-        by_type[m.type or "untyped"] = by_type.get(m.type or "untyped", 0) + 1
-    return StatsOutput(
-        store=stats["store"],
-        embedder=stats["embedder"],
-        documents=stats["documents"],
-        documents_by_source=stats["documents_by_source"],
-        chunks=stats["chunks"],
-        memories=len(memories),
-        memories_by_type=by_type,
-        memory_dir=str(memory.memory_dir),
-        identity=stats["identity"],
-    )
+    return StatsOutput.model_validate(memory.stats())
 
 
 def _render_stats(out: StatsOutput) -> str:

@@ -13,6 +13,7 @@ from fake_model import KEY, Build
 from engram.config import LifecycleConfig
 from engram.errors import EngramError
 from engram.lifecycle.judge import Candidate, JudgesMemories
+from engram.memory_types import TYPES as MEMORY_TYPES
 from engram.models import ExtractedMemory, KnownMemory, Message
 from engram.plugins import build_registry, get_plugin_manager
 from engram.usage import UsageLedger
@@ -53,6 +54,9 @@ def test_each_request_asks_for_json_at_temperature_0_within_the_token_cap(
     assert body["response_format"] == {"type": "json_object"} and body["model"] == "gpt-4o-mini"
     system, user = body["messages"]
     assert system["role"] == "system" and all(t in system["content"] for t in TYPES)
+    # Every type the extractors look for, described as core's table of memory types says.
+    assert {t.name: t.description for t in MEMORY_TYPES if t.extracted} == TYPES
+    assert all(f"- {t}: {meaning}" in system["content"] for t, meaning in TYPES.items())
     assert json.loads(user["content"].split("\n", 1)[1])[0]["content"] == CHAT[0].content
 
 

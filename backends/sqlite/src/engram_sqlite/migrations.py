@@ -82,6 +82,22 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT OR REPLACE INTO meta(key, value) VALUES ('tombstone_floor', '0');
     INSERT OR REPLACE INTO meta(key, value) VALUES ('store_uuid', lower(hex(randomblob(16))));
     """,
+    # 3: vault notes get their own source label (engram.sources): a markdown chunk labelled
+    # "memory" that belongs to no memory folder (no memory_scope) and no collection is a vault
+    # note; its document record follows its chunks. Only metadata changes: vectors and the FTS
+    # index stay as they are.
+    """
+    UPDATE chunks SET metadata = json_set(metadata, '$.source', 'vault')
+    WHERE json_extract(metadata, '$.source') = 'memory'
+      AND json_type(metadata, '$.memory_scope') IS NULL
+      AND json_type(metadata, '$.collection') IS NULL;
+    UPDATE documents SET metadata = json_set(metadata, '$.source', 'vault')
+    WHERE json_extract(metadata, '$.source') = 'memory'
+      AND EXISTS (
+        SELECT 1 FROM chunks c
+        WHERE c.document_id = documents.id AND json_extract(c.metadata, '$.source') = 'vault'
+      );
+    """,
 )
 LATEST = len(MIGRATIONS)
 

@@ -28,7 +28,8 @@ def stats_command(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
-    """Documents, chunks, index identity and cache of the configured store."""
+    """Documents and chunks per source, memories per type, index identity and cache (the
+    numbers the memory_stats tool and the dashboard show)."""
     with open_memory(ctx) as memory:
         stats = memory.stats()
     if as_json:
@@ -39,6 +40,7 @@ def stats_command(
         f"store      {stats['store']}  ({stats['documents']} documents, {stats['chunks']} chunks)"
     )
     console.print(f"sources    {stats['documents_by_source'] or '-'}")
+    console.print(f"memories   {stats['memories']} live {stats['memories_by_type'] or ''}")
     console.print(f"identity   {identity or 'none yet (nothing indexed)'}")
     console.print(f"cache      {stats['cache']}")
 

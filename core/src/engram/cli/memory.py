@@ -156,7 +156,10 @@ def recall_command(
         int | None, typer.Option(min=0, help="Token budget (default: [recall] budget).")
     ] = None,
     source: Annotated[
-        str | None, typer.Option(help="Only memory or only sessions (default: both).")
+        str | None,
+        typer.Option(
+            help="Only memory (notes and memories), vault (the notes) or sessions (default: all)."
+        ),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print items and counts as JSON.")

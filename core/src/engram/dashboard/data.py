@@ -9,17 +9,15 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from dataclasses import asdict
 from typing import Any
 
 from engram import __version__
 from engram.chunking import read_frontmatter
 from engram.dashboard import activity
-from engram.dashboard.sources import SourceNamer
 from engram.errors import EngramError
-from engram.ingest.engine import chunk_ids
 from engram.memory import Memory
 from engram.models import MemoryInfo
+from engram.sources import SourceNamer
 from engram.usage import UsageLedger, ledger_path
 
 DAY = 86_400.0
@@ -34,7 +32,7 @@ class DashboardData:
         self.ledger = ledger_path(memory.config)
         config = memory.config
         collections = config.resolve(config.memory.collections_dir)
-        self.source_of = SourceNamer(config.root, memory.folders, collections)
+        self.source_of = SourceNamer(config.root, [f.path for f in memory.folders], collections)
         self._lock = threading.Lock()
 
     def health(self) -> dict[str, Any]:
@@ -116,33 +114,25 @@ class DashboardData:
         each was last indexed, the identity of the index (embedder, model, dimension, chunker)
         and the embedding cache's size."""
         with self._lock:
-            documents = self.memory.store.list_documents()
-            chunks = self.memory.store.count()
+            counts = self.memory.stats()
             identity = self.memory.store.get_identity()
-            cache = self.memory.embedder.cache
-            cache_stats = asdict(cache.stats()) if cache else None
-        sources: dict[str, dict[str, Any]] = {}
-        for doc in documents.values():
-            name = self.source_of(doc.metadata)
-            entry = sources.setdefault(
-                name, {"documents": 0, "chunks": 0, "pending": 0, "last_indexed": None}
-            )
-            entry["documents"] += 1
-            entry["chunks"] += len(chunk_ids(doc))
-            entry["pending"] += 0 if doc.hash else 1
-            at = doc.metadata.get("indexed_at")
-            if isinstance(at, int | float) and (entry["last_indexed"] or 0) < at:
-                entry["last_indexed"] = at
-        for entry in sources.values():
-            entry["last_indexed"] = activity.when(entry["last_indexed"])
+        sources = {
+            name: {
+                "documents": s["documents"],
+                "chunks": s["chunks"],
+                "pending": s["keyword_only"],
+                "last_indexed": activity.when(s["last_indexed"]),
+            }
+            for name, s in counts["sources"].items()
+        }
         return {
-            "store": self.memory.config.store.backend,
-            "embedder": self.memory.config.embedder.provider,
+            "store": counts["store"],
+            "embedder": counts["embedder"],
             "identity": identity.describe() if identity else None,
-            "documents": len(documents),
-            "chunks": chunks,
-            "sources": dict(sorted(sources.items())),
-            "embedding_cache": cache_stats,
+            "documents": counts["documents"],
+            "chunks": counts["chunks"],
+            "sources": sources,
+            "embedding_cache": counts["cache"],
         }
 
     def usage(self, days: int = 30) -> dict[str, Any]:

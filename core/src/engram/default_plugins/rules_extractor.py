@@ -28,6 +28,7 @@ from engram.default_plugins import rules_speaker as rs
 from engram.extraction import Window, prepare, unique_memories
 from engram.hookspecs import hookimpl
 from engram.lifecycle.judge import judge
+from engram.memory_types import BY_NAME, MemoryType
 from engram.models import ExtractedMemory, ExtractionMode, KnownMemory, Message
 from engram.registry import NoOptions, Register
 
@@ -173,10 +174,12 @@ def _error_solution(error: str, fix: str | None) -> ExtractedMemory:
     )
 
 
-def _memory(kind: str, text: str, importance: float = 1.0) -> ExtractedMemory:
-    return ExtractedMemory.model_validate(
-        {"type": kind, "content": text, "title": rp.title_of(text), "importance": importance}
-    )
+def _memory(kind: MemoryType, text: str, importance: float | None = None) -> ExtractedMemory:
+    """A memory of ``kind`` (an extracted type of the table), its importance the type's default
+    unless the pattern rated it."""
+    if importance is None:
+        importance = BY_NAME[kind].importance
+    return ExtractedMemory(type=kind, content=text, title=rp.title_of(text), importance=importance)
 
 
 # --------------------------------------------------------------------------- summary

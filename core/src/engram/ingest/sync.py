@@ -25,7 +25,8 @@ from engram.models import Chunk, Document
 from engram.protocols import Embedder, Store
 from engram.redact import strip_private
 
-SOURCE = "memory"
+SOURCE = "memory"  # the default label of a file (a vault note's is ``vault``: engram.sources)
+LABELS = (SOURCE, "vault")  # the labels of the files sync owns
 STABLE_S = 2.0  # how much older than its indexing a file's mtime must be to trust its stat
 
 __all__ = ["SOURCE", "IndexReport", "Progress", "Skipped", "read_text", "sync_files"]
@@ -72,7 +73,7 @@ def sync_files(
     known = {
         doc_id: doc
         for doc_id, doc in store.list_documents().items()
-        if doc.metadata.get("source") == SOURCE and _under(doc, resolved)
+        if doc.metadata.get("source") in LABELS and _under(doc, resolved)
     }
     seen: set[str] = set()
     writer = DocumentWriter(store, embedder, report, "files")
@@ -98,6 +99,8 @@ def sync_files(
             if dry_run:
                 continue
             chunks, warnings = make_chunks(file.document_id, strip_private(text), digest)
+            if file.source != SOURCE:
+                chunks = _labelled(chunks, file.source)
             report.warnings.extend(f"{file.document_id}: {w}" for w in warnings)
             writer.add(Pending(file.document_id, digest, chunks, old, _record(file, stat)))
         writer.flush()
@@ -121,11 +124,14 @@ def _changed_text(
     store: Store | None,
 ) -> tuple[str, str] | Skipped | None:
     """The file's (text, hash) when it must be indexed, None when it is unchanged (its stat
-    proves it, or its content hash; then ``store`` gets the record's new stat)."""
-    if old is not None and unchanged_by_stat(old, stat):
+    proves it, or its content hash; then ``store`` gets the record's new stat). A file whose
+    record carries another label (a vault note of an older store says ``memory``) is indexed
+    again, to relabel its chunks."""
+    relabel = old is not None and old.metadata.get("source") != file.source
+    if old is not None and not relabel and unchanged_by_stat(old, stat):
         return None
     got = read_text(file, max_file_bytes)
-    if isinstance(got, Skipped) or old is None or old.hash != got[1]:
+    if isinstance(got, Skipped) or old is None or relabel or old.hash != got[1]:
         return got
     if store is not None and stat is not None and _restamp(old, stat):
         store.put_document(_restamped(old, stat))
@@ -170,13 +176,18 @@ def _record(file: VaultFile, stat: list[int] | None) -> dict[str, object]:
     """A vault file's record: its source, where it lives (``root`` is what ``get`` may read),
     and its stat before it was read."""
     record: dict[str, object] = {
-        "source": SOURCE,
+        "source": file.source,
         "root": file.root.as_posix(),
         "path": file.path.as_posix(),
     }
     if stat is not None:
         record["stat"] = stat
     return record
+
+
+def _labelled(chunks: list[Chunk], source: str) -> list[Chunk]:
+    """``chunks`` with the file's ``source`` label (the chunker writes the default one)."""
+    return [c.model_copy(update={"metadata": {**c.metadata, "source": source}}) for c in chunks]
 
 
 def _under(doc: Document, resolved_roots: Sequence[str]) -> bool:

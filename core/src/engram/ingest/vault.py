@@ -23,6 +23,9 @@ class VaultFile:
     path: Path  # absolute, resolved
     root: Path  # the vault root it was found under (absolute, resolved)
     document_id: str
+    # The index's ``source`` label (``engram.sources``): discovery cannot tell a memory folder
+    # from the vault, so ``Memory.index`` labels vault notes ``vault``.
+    source: str = "memory"
 
 
 def discover(

@@ -1,16 +1,18 @@
-"""Aging: which memories stop being live as newer ones arrive (seed constants).
+"""Aging: which memories stop being live as newer ones arrive, by each type's ``aging`` rule in
+``engram.memory_types`` (``never`` for most):
 
-- ``progress``: only the newest progress memory of a project stays live
+- ``latest-only`` (``progress``): only the newest progress memory of a project stays live
   (``[lifecycle] latest_progress_only``); older ones are superseded by it. ``progress`` is
   project work only: extractors file a personal event ("I finished my book") as a ``fact``,
   which never ages.
-- ``session-summary``: the newest ``keep_session_summaries`` (3) of a project stay live; older
-  ones are condensed into one ``learned-pattern`` when the extractor can (the ``llm`` one asks
-  its model) and superseded by it, or archived when it cannot (the ``rules`` one).
+- ``condense`` (``session-summary``): the newest ``keep_session_summaries`` (3) of a project
+  stay live; older ones are condensed into one ``learned-pattern`` when the extractor can (the
+  ``llm`` one asks its model) and superseded by it, or archived when it cannot (the ``rules``
+  one).
 
 Both are kept per memory folder and per ``project`` (the frontmatter key every written memory
-carries), and run after each write of those types and on ``engram age``. Planning is pure (this
-module); applying it writes frontmatter (``engram.memories``).
+carries), and run after each write of a type that ages and on ``engram age``. Planning is pure
+(this module); applying it writes frontmatter (``engram.memories``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from engram.config import LifecycleConfig
+from engram.memory_types import types_aging
 from engram.models import MemoryInfo
 
 
@@ -40,22 +43,22 @@ def plan_aging(memories: Sequence[MemoryInfo], rules: LifecycleConfig) -> AgingP
     plan = AgingPlan()
     live = [m for m in memories if m.live and m.id]
     if rules.latest_progress_only:
-        for group in _by_project(live, "progress"):
+        for group in _by_project(live, types_aging("latest-only")):
             newest, older = group[0], group[1:]
             plan.superseded.extend((old, newest) for old in older)
-    for group in _by_project(live, "session-summary"):
+    for group in _by_project(live, types_aging("condense")):
         old = group[rules.keep_session_summaries :]
         if old:
             plan.condense.append(old)
     return plan
 
 
-def _by_project(memories: Sequence[MemoryInfo], type: str) -> list[list[MemoryInfo]]:
-    """Memories of ``type`` grouped by project, each group newest first (ties by id)."""
-    groups: dict[str, list[MemoryInfo]] = {}
+def _by_project(memories: Sequence[MemoryInfo], types: Sequence[str]) -> list[list[MemoryInfo]]:
+    """Memories of ``types`` grouped by type and project, each group newest first (ties by id)."""
+    groups: dict[tuple[str, str], list[MemoryInfo]] = {}
     for m in memories:
-        if m.type == type:
-            groups.setdefault(m.project or "", []).append(m)
+        if m.type in types:
+            groups.setdefault((m.type or "", m.project or ""), []).append(m)
     return [
         sorted(group, key=lambda m: (m.created_at or "", m.id or ""), reverse=True)
         for _, group in sorted(groups.items())

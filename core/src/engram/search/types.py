@@ -9,16 +9,10 @@ import re
 
 from engram.errors import EngramError
 from engram.filters import And, Eq, Filter, Ne, matches
+from engram.memory_types import TYPE_WORDS  # words naming a type: few, unambiguous
 from engram.models import Hit, SearchResult
 from engram.protocols import Embedder, Store
 
-# Words that name a memory type in a question; a query naming exactly one type asks for it.
-TYPE_WORDS = {  # few and unambiguous: an ordinary query must not change its ranking
-    "preference": "preference",
-    "preferences": "preference",
-    "decision": "decision",
-    "decisions": "decision",
-}
 _WORD = re.compile(r"[a-z]+")
 LIVE = Ne(field="live", value=False)
 

@@ -15,20 +15,11 @@ import json
 from collections.abc import Sequence
 
 from engram.lifecycle.judge import Candidate
+from engram.memory_types import TYPES as MEMORY_TYPES
 from engram.models import ExtractedMemory, ExtractionMode, KnownMemory, Message
 
-TYPES = {
-    "project-brief": "what the project is and is for, in two or three sentences",
-    "architecture": "how the system is built: components, data flow, boundaries",
-    "tech-context": "languages, frameworks, libraries, services and their versions",
-    "preference": "how the user likes things done (style, tools, habits); firm rules too",
-    "learned-pattern": "a lesson that generalises: what works or fails here, and why",
-    "error-solution": "an error or failure and what fixed it (both, in one memory)",
-    "project-config": "commands, ports, paths, environment variables, settings",
-    "progress": "where the work stands: what is done, what is next",
-    "session-summary": "what one working session was about, what was decided and done",
-    "decision": "a choice that was made, with its reason when given",
-}
+# What each type the extractor looks for means, from core's table of memory types.
+TYPES = {t.name: t.description for t in MEMORY_TYPES if t.extracted}
 
 _RULES = """Rules:
 - Keep only durable facts worth remembering in later sessions; skip chatter, questions,
