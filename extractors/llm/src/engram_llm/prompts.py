@@ -14,8 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from engram.lifecycle.judge import Candidate
-from engram.models import ExtractedMemory, ExtractionMode, KnownMemory, Message
+from engram import ExtractedMemory, ExtractionMode, JudgeCandidate, KnownMemory, Message
 
 TYPES = {
     "project-brief": "what the project is and is for, in two or three sentences",
@@ -101,7 +100,7 @@ def contradiction(new: ExtractedMemory, candidates: Sequence[KnownMemory]) -> tu
     return system, user
 
 
-def judgment(new: ExtractedMemory, candidates: Sequence[Candidate]) -> tuple[str, str]:
+def judgment(new: ExtractedMemory, candidates: Sequence[JudgeCandidate]) -> tuple[str, str]:
     """(system, user) asking how the new memory relates to each stored one (the relations of
     ``engram.lifecycle.judge``)."""
     system = (

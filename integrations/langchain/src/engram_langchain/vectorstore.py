@@ -20,11 +20,16 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore
 from langchain_core.vectorstores.utils import maximal_marginal_relevance
 
-from engram.collections import Collection, CollectionDocument, CollectionHit
-from engram.config import EngramConfig, load_config
-from engram.filters import Filter
-from engram.memory import Memory
-from engram.models import SearchMode
+from engram import (
+    Collection,
+    CollectionDocument,
+    CollectionHit,
+    EngramConfig,
+    Filter,
+    Memory,
+    SearchMode,
+    load_config,
+)
 from engram_langchain.filters import FilterLike, to_filter
 
 DEFAULT_COLLECTION = "langchain"
