@@ -28,7 +28,13 @@ PLUGIN_SOURCES = sorted(
         REPO / "tests" / "example_plugin" / "src",
     ]
 )
-DOCS = sorted([REPO / "README.md", *(REPO / "docs").rglob("*.md")])
+DOCS = sorted(
+    [
+        REPO / "README.md",
+        *(REPO / "docs").rglob("*.md"),
+        *(root.parents[0] / "README.md" for root in PLUGIN_SOURCES),
+    ]
+)
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
 # An import statement anywhere in a text (a shell line's ``python -c "..."`` included).
 TEXT_IMPORT = re.compile(r"\b(?:from\s+(engram(?:\.\w+)+)\s+import|import\s+(engram(?:\.\w+)+))")
