@@ -178,8 +178,8 @@ def test_vectors_before_an_identity_are_refused_and_nothing_is_written(
 @pytest.mark.parametrize(
     ("vector", "error", "pattern"),
     [
-        ([1.0, 2.0, 3.0], DimensionMismatch, "3-dim vector"),
-        ([1.0], DimensionMismatch, "1-dim vector"),
+        ([1.0, 2.0, 3.0], DimensionMismatch, "3 dimensions"),
+        ([1.0], DimensionMismatch, "1 dimensions"),
         ([], InvalidVector, "empty vector"),
         ([1.0, math.nan], InvalidVector, "position 1"),
         ([math.inf, 0.0], InvalidVector, "position 0"),
@@ -331,7 +331,7 @@ def test_vector_search_checks_the_query_vector(store: MemoryStore) -> None:
     with pytest.raises(InvalidVector):
         store.vector_search([math.nan], 3)
     store.set_identity(identity_for(2))
-    with pytest.raises(DimensionMismatch, match="3-dim vector"):
+    with pytest.raises(DimensionMismatch, match="3 dimensions"):
         store.vector_search([1.0, 2.0, 3.0], 3)
     with pytest.raises(InvalidVector, match="NaN or infinite"):
         store.vector_search([1.0, math.inf], 3)

@@ -128,7 +128,9 @@ def test_a_claude_code_transcript_and_stdin_messages_are_captured(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     transcript = next(
-        (Path(__file__).parent.parent / "fixtures/sessions/claude/projects").glob(f"*/{CLAUDE_ID}.jsonl")
+        (Path(__file__).parent.parent / "fixtures/sessions/claude/projects").glob(
+            f"*/{CLAUDE_ID}.jsonl"
+        )
     )
     report = cli_json(capsys, "capture", str(transcript))
     assert report["messages"] >= 3 and report["used"] >= 2

@@ -1,8 +1,11 @@
 """engram: durable, searchable memory for AI agents.
 
-Markdown files are the source of truth; stores and embedders are plugins chosen by name.
-The names below load on first use, so ``import engram`` (and ``engram --version``, and every
-host hook that starts the CLI) pays for pydantic and numpy only when it needs them.
+This module is the public line. Everything a user, the docs or a plugin needs is named in
+``__all__`` below and imported from ``engram`` (test helpers from ``engram.testing``); every
+other module is internal and may move between releases (see docs/architecture.md, "The public
+line"). The names load on first use (a module ``__getattr__``), so ``import engram`` (and
+``engram --version``, and every host hook that starts the CLI) pays for pydantic and numpy only
+when it needs them.
 """
 
 from __future__ import annotations
@@ -11,51 +14,383 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from engram.errors import EngramError
-    from engram.filters import And, Contains, Eq, Filter, In, Ne, Not, Or, Range, where
-    from engram.models import Chunk, Document, Hit, IndexIdentity, SearchResult
+    from engram.api_embedder import ApiEmbedder
+    from engram.candidates import Candidates, Keys, Scores
+    from engram.closing import ClosingStore
+    from engram.collections import Collection, CollectionDocument, CollectionHit
+    from engram.config import (
+        EngramConfig,
+        LifecycleConfig,
+        SearchConfig,
+        load_config,
+        parse_overrides,
+        plugin_options,
+    )
+    from engram.default_plugins.memory_store import MemoryStore, MemoryStoreOptions
+    from engram.default_plugins.rules_extractor import RulesExtractor
+    from engram.embedders import BaseEmbedder
+    from engram.errors import (
+        CapabilityError,
+        ConfigError,
+        DimensionMismatch,
+        DuplicatePlugin,
+        EmbedderError,
+        EmptyQuery,
+        EngramError,
+        ExtractorError,
+        FilterError,
+        IdentityMismatch,
+        IndexDamaged,
+        InvalidMemory,
+        InvalidVector,
+        MemoryNotFound,
+        MissingKeyError,
+        PluginError,
+        PluginNotFound,
+        StoreError,
+        UnsafePath,
+    )
+    from engram.extraction import prepare as prepare_messages
+    from engram.filters import (
+        FIELD_PATTERN,
+        And,
+        Contains,
+        Eq,
+        Filter,
+        In,
+        Ne,
+        Not,
+        Or,
+        Range,
+        Scalar,
+        matches,
+        parse_filter,
+        parse_iso,
+        to_utc,
+        where,
+    )
+    from engram.hookspecs import hookimpl, hookspec
+    from engram.lifecycle.judge import (
+        RELATIONS,
+        JudgesMemories,
+        Verdict,
+        judge,
+    )
+    from engram.lifecycle.judge import (
+        Candidate as JudgeCandidate,
+    )
+    from engram.lifecycle.revisions import revisions_of
+    from engram.memory import Memory
+    from engram.memory_types import TYPES as MEMORY_TYPES
+    from engram.memory_types import TypeInfo as MemoryTypeInfo
+    from engram.models import (
+        EXTRACTED_TYPES,
+        Chunk,
+        Document,
+        ExtractedMemory,
+        ExtractionMode,
+        Hit,
+        IndexIdentity,
+        InputType,
+        KnownMemory,
+        MemoryType,
+        Message,
+        Metadata,
+        Revision,
+        SearchMode,
+        SearchResult,
+    )
+    from engram.protocols import (
+        CandidateSearch,
+        ChecksContradictions,
+        Closes,
+        Condenses,
+        Diagnoses,
+        Embedder,
+        Extractor,
+        HasOptions,
+        Optimizes,
+        PrunesDocuments,
+        ReportsFailures,
+        Searcher,
+        Store,
+        StoreCapability,
+        Summarises,
+        embedder_identity,
+    )
+    from engram.registry import NoOptions, Register
+    from engram.storekit import check_dimension, check_finite, check_identity, check_vector
+    from engram.usage import (
+        DEFAULT_LEDGER_PATH,
+        ApiOptions,
+        Failure,
+        MalformedResponse,
+        Meter,
+        RequestLimits,
+        RetryPolicy,
+        Tokens,
+        UsageLedger,
+        check_base_url,
+        parse_retry_after,
+        resolve_api_key,
+        token_bound,
+    )
+    from engram.words import tokenize
 
 __version__ = "0.1.0"
 
-# Public name → the module that defines it.
-_LAZY = {
-    "EngramError": "engram.errors",
-    **{
-        name: "engram.filters"
-        for name in ("And", "Contains", "Eq", "Filter", "In", "Ne", "Not", "Or", "Range", "where")
-    },
-    **{
-        name: "engram.models"
-        for name in ("Chunk", "Document", "Hit", "IndexIdentity", "SearchResult")
-    },
+# Public name -> (the module that defines it, its name there).
+_LAZY: dict[str, tuple[str, str]] = {
+    "ClosingStore": ("engram.closing", "ClosingStore"),
+    "check_dimension": ("engram.storekit", "check_dimension"),
+    "check_finite": ("engram.storekit", "check_finite"),
+    "check_identity": ("engram.storekit", "check_identity"),
+    "check_vector": ("engram.storekit", "check_vector"),
+    "tokenize": ("engram.words", "tokenize"),
+    "Memory": ("engram.memory", "Memory"),
+    "hookimpl": ("engram.hookspecs", "hookimpl"),
+    "hookspec": ("engram.hookspecs", "hookspec"),
+    "NoOptions": ("engram.registry", "NoOptions"),
+    "Register": ("engram.registry", "Register"),
+    "MemoryStore": ("engram.default_plugins.memory_store", "MemoryStore"),
+    "MemoryStoreOptions": ("engram.default_plugins.memory_store", "MemoryStoreOptions"),
+    "RulesExtractor": ("engram.default_plugins.rules_extractor", "RulesExtractor"),
+    "revisions_of": ("engram.lifecycle.revisions", "revisions_of"),
+    "CandidateSearch": ("engram.protocols", "CandidateSearch"),
+    "ChecksContradictions": ("engram.protocols", "ChecksContradictions"),
+    "Closes": ("engram.protocols", "Closes"),
+    "Condenses": ("engram.protocols", "Condenses"),
+    "Diagnoses": ("engram.protocols", "Diagnoses"),
+    "Embedder": ("engram.protocols", "Embedder"),
+    "Extractor": ("engram.protocols", "Extractor"),
+    "HasOptions": ("engram.protocols", "HasOptions"),
+    "Optimizes": ("engram.protocols", "Optimizes"),
+    "PrunesDocuments": ("engram.protocols", "PrunesDocuments"),
+    "ReportsFailures": ("engram.protocols", "ReportsFailures"),
+    "Searcher": ("engram.protocols", "Searcher"),
+    "Store": ("engram.protocols", "Store"),
+    "StoreCapability": ("engram.protocols", "StoreCapability"),
+    "Summarises": ("engram.protocols", "Summarises"),
+    "embedder_identity": ("engram.protocols", "embedder_identity"),
+    "FIELD_PATTERN": ("engram.filters", "FIELD_PATTERN"),
+    "And": ("engram.filters", "And"),
+    "Contains": ("engram.filters", "Contains"),
+    "Eq": ("engram.filters", "Eq"),
+    "Filter": ("engram.filters", "Filter"),
+    "In": ("engram.filters", "In"),
+    "Ne": ("engram.filters", "Ne"),
+    "Not": ("engram.filters", "Not"),
+    "Or": ("engram.filters", "Or"),
+    "Range": ("engram.filters", "Range"),
+    "Scalar": ("engram.filters", "Scalar"),
+    "matches": ("engram.filters", "matches"),
+    "parse_filter": ("engram.filters", "parse_filter"),
+    "parse_iso": ("engram.filters", "parse_iso"),
+    "to_utc": ("engram.filters", "to_utc"),
+    "where": ("engram.filters", "where"),
+    "EXTRACTED_TYPES": ("engram.models", "EXTRACTED_TYPES"),
+    "Chunk": ("engram.models", "Chunk"),
+    "Document": ("engram.models", "Document"),
+    "ExtractedMemory": ("engram.models", "ExtractedMemory"),
+    "ExtractionMode": ("engram.models", "ExtractionMode"),
+    "Hit": ("engram.models", "Hit"),
+    "IndexIdentity": ("engram.models", "IndexIdentity"),
+    "InputType": ("engram.models", "InputType"),
+    "KnownMemory": ("engram.models", "KnownMemory"),
+    "MemoryType": ("engram.models", "MemoryType"),
+    "Message": ("engram.models", "Message"),
+    "Metadata": ("engram.models", "Metadata"),
+    "Revision": ("engram.models", "Revision"),
+    "SearchMode": ("engram.models", "SearchMode"),
+    "SearchResult": ("engram.models", "SearchResult"),
+    "EngramConfig": ("engram.config", "EngramConfig"),
+    "LifecycleConfig": ("engram.config", "LifecycleConfig"),
+    "SearchConfig": ("engram.config", "SearchConfig"),
+    "load_config": ("engram.config", "load_config"),
+    "parse_overrides": ("engram.config", "parse_overrides"),
+    "plugin_options": ("engram.config", "plugin_options"),
+    "CapabilityError": ("engram.errors", "CapabilityError"),
+    "ConfigError": ("engram.errors", "ConfigError"),
+    "DimensionMismatch": ("engram.errors", "DimensionMismatch"),
+    "DuplicatePlugin": ("engram.errors", "DuplicatePlugin"),
+    "EmbedderError": ("engram.errors", "EmbedderError"),
+    "EmptyQuery": ("engram.errors", "EmptyQuery"),
+    "EngramError": ("engram.errors", "EngramError"),
+    "ExtractorError": ("engram.errors", "ExtractorError"),
+    "FilterError": ("engram.errors", "FilterError"),
+    "IdentityMismatch": ("engram.errors", "IdentityMismatch"),
+    "IndexDamaged": ("engram.errors", "IndexDamaged"),
+    "InvalidMemory": ("engram.errors", "InvalidMemory"),
+    "InvalidVector": ("engram.errors", "InvalidVector"),
+    "MemoryNotFound": ("engram.errors", "MemoryNotFound"),
+    "MissingKeyError": ("engram.errors", "MissingKeyError"),
+    "PluginError": ("engram.errors", "PluginError"),
+    "PluginNotFound": ("engram.errors", "PluginNotFound"),
+    "StoreError": ("engram.errors", "StoreError"),
+    "UnsafePath": ("engram.errors", "UnsafePath"),
+    "Collection": ("engram.collections", "Collection"),
+    "CollectionDocument": ("engram.collections", "CollectionDocument"),
+    "CollectionHit": ("engram.collections", "CollectionHit"),
+    "Candidates": ("engram.candidates", "Candidates"),
+    "Keys": ("engram.candidates", "Keys"),
+    "Scores": ("engram.candidates", "Scores"),
+    "BaseEmbedder": ("engram.embedders", "BaseEmbedder"),
+    "ApiEmbedder": ("engram.api_embedder", "ApiEmbedder"),
+    "DEFAULT_LEDGER_PATH": ("engram.usage", "DEFAULT_LEDGER_PATH"),
+    "ApiOptions": ("engram.usage", "ApiOptions"),
+    "Failure": ("engram.usage", "Failure"),
+    "MalformedResponse": ("engram.usage", "MalformedResponse"),
+    "Meter": ("engram.usage", "Meter"),
+    "RequestLimits": ("engram.usage", "RequestLimits"),
+    "RetryPolicy": ("engram.usage", "RetryPolicy"),
+    "Tokens": ("engram.usage", "Tokens"),
+    "UsageLedger": ("engram.usage", "UsageLedger"),
+    "check_base_url": ("engram.usage", "check_base_url"),
+    "parse_retry_after": ("engram.usage", "parse_retry_after"),
+    "resolve_api_key": ("engram.usage", "resolve_api_key"),
+    "token_bound": ("engram.usage", "token_bound"),
+    "prepare_messages": ("engram.extraction", "prepare"),
+    "RELATIONS": ("engram.lifecycle.judge", "RELATIONS"),
+    "JudgeCandidate": ("engram.lifecycle.judge", "Candidate"),
+    "MEMORY_TYPES": ("engram.memory_types", "TYPES"),
+    "MemoryTypeInfo": ("engram.memory_types", "TypeInfo"),
+    "JudgesMemories": ("engram.lifecycle.judge", "JudgesMemories"),
+    "Verdict": ("engram.lifecycle.judge", "Verdict"),
+    "judge": ("engram.lifecycle.judge", "judge"),
 }
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    """Import a public name's module on first use, then keep the name here."""
+    where = _LAZY.get(name)
+    if where is None:
         raise AttributeError(f"module 'engram' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    module, attribute = where
+    value = getattr(importlib.import_module(module), attribute)
     globals()[name] = value
     return value
 
 
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
 __all__ = [
+    "DEFAULT_LEDGER_PATH",
+    "EXTRACTED_TYPES",
+    "FIELD_PATTERN",
+    "MEMORY_TYPES",
+    "RELATIONS",
     "And",
+    "ApiEmbedder",
+    "ApiOptions",
+    "BaseEmbedder",
+    "CandidateSearch",
+    "Candidates",
+    "CapabilityError",
+    "ChecksContradictions",
     "Chunk",
+    "Closes",
+    "ClosingStore",
+    "Collection",
+    "CollectionDocument",
+    "CollectionHit",
+    "Condenses",
+    "ConfigError",
     "Contains",
+    "Diagnoses",
+    "DimensionMismatch",
     "Document",
+    "DuplicatePlugin",
+    "Embedder",
+    "EmbedderError",
+    "EmptyQuery",
+    "EngramConfig",
     "EngramError",
     "Eq",
+    "ExtractedMemory",
+    "ExtractionMode",
+    "Extractor",
+    "ExtractorError",
+    "Failure",
     "Filter",
+    "FilterError",
+    "HasOptions",
     "Hit",
+    "IdentityMismatch",
     "In",
+    "IndexDamaged",
     "IndexIdentity",
+    "InputType",
+    "InvalidMemory",
+    "InvalidVector",
+    "JudgeCandidate",
+    "JudgesMemories",
+    "Keys",
+    "KnownMemory",
+    "LifecycleConfig",
+    "MalformedResponse",
+    "Memory",
+    "MemoryNotFound",
+    "MemoryStore",
+    "MemoryStoreOptions",
+    "MemoryType",
+    "MemoryTypeInfo",
+    "Message",
+    "Metadata",
+    "Meter",
+    "MissingKeyError",
     "Ne",
+    "NoOptions",
     "Not",
+    "Optimizes",
     "Or",
+    "PluginError",
+    "PluginNotFound",
+    "PrunesDocuments",
     "Range",
+    "Register",
+    "ReportsFailures",
+    "RequestLimits",
+    "RetryPolicy",
+    "Revision",
+    "RulesExtractor",
+    "Scalar",
+    "Scores",
+    "SearchConfig",
+    "SearchMode",
     "SearchResult",
+    "Searcher",
+    "Store",
+    "StoreCapability",
+    "StoreError",
+    "Summarises",
+    "Tokens",
+    "UnsafePath",
+    "UsageLedger",
+    "Verdict",
     "__version__",
+    "check_base_url",
+    "check_dimension",
+    "check_finite",
+    "check_identity",
+    "check_vector",
+    "embedder_identity",
+    "hookimpl",
+    "hookspec",
+    "judge",
+    "load_config",
+    "matches",
+    "parse_filter",
+    "parse_iso",
+    "parse_overrides",
+    "parse_retry_after",
+    "plugin_options",
+    "prepare_messages",
+    "resolve_api_key",
+    "revisions_of",
+    "to_utc",
+    "token_bound",
+    "tokenize",
     "where",
 ]

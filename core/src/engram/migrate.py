@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 from engram.errors import StoreError
 from engram.models import Chunk, IndexIdentity
 from engram.protocols import Store
-from engram.search import tokenize
+from engram.words import tokenize
 
 VECTOR_TOLERANCE = 1e-6  # relative: stores keep float32 vectors
 SCORE_TOLERANCE = 1e-3

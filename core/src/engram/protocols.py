@@ -56,6 +56,9 @@ class Store(Protocol):
     - ``reset`` removes every chunk, document and the identity: the store is as new.
     - ``set_identity`` records the index identity on first use and raises ``IdentityMismatch``
       (or ``DimensionMismatch``) when a different one is asked for later.
+    - ``with store:`` closes the store at the end of the block, and ``close`` may be called twice
+      (``engram.ClosingStore`` gives both; ``engram.check_identity`` and ``engram.check_vector``
+      make the identity and vector checks as every built-in store does).
     """
 
     capabilities: ClassVar[frozenset[StoreCapability]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from engram.search.words import tokenize
+from engram.words import tokenize
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 ELLIPSIS = "…"

@@ -21,9 +21,9 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import ClassVar, Self
+from typing import ClassVar
 
+from engram.closing import ClosingStore
 from engram.errors import StoreError
 
 BUSY_TIMEOUT_S = 30.0
@@ -119,7 +119,7 @@ def _enable_wal(db: sqlite3.Connection, timeout: float) -> None:
             time.sleep(_WAL_RETRY_S)
 
 
-class SqliteHandle:
+class SqliteHandle(ClosingStore):
     """Base of a class over one ``SqliteFile``: the connection is opened on first use, shared
     by threads behind ``_lock``, reopened in a forked child, and closed by ``close()`` or a
     ``with`` block. Subclasses set ``file`` and call ``_connect()`` with ``_lock`` held."""
@@ -166,14 +166,3 @@ class SqliteHandle:
             if self._db is not None and self._pid == os.getpid():
                 self._db.close()
             self._db = None
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -13,8 +13,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info  # type: ignore[import-untyped]
 
-from engram.config import load_config, plugin_options
-from engram.errors import ConfigError
+from engram import ConfigError, load_config, plugin_options
 from engram.plugins import build_registry, get_plugin_manager
 from engram_local import LocalEmbedder, LocalOptions
 

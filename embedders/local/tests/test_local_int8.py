@@ -14,8 +14,8 @@ import onnxruntime
 import pytest
 from safetensors.numpy import load_file
 
+from engram import EmbedderError
 from engram.config import EngramConfig
-from engram.errors import EmbedderError
 from engram.parts import build_part
 from engram.plugins import build_registry, get_plugin_manager
 from engram.testing import EmbedderSuite

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engram.errors import ConfigError, EmbedderError
+from engram import ConfigError, EmbedderError
 from engram_local import LocalEmbedder, LocalOptions
 from engram_local.loader import (
     BUNDLED_PACKAGE,

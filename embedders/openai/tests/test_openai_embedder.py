@@ -11,11 +11,17 @@ import openai
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from engram.config import load_config, plugin_options
-from engram.errors import ConfigError, EmbedderError, MissingKeyError
+from engram import (
+    ConfigError,
+    EmbedderError,
+    MissingKeyError,
+    UsageLedger,
+    load_config,
+    plugin_options,
+    token_bound,
+)
 from engram.plugins import build_registry, get_plugin_manager
 from engram.testing.data import cosine
-from engram.usage import UsageLedger, token_bound
 from engram_openai import OpenAIEmbedder, OpenAIOptions
 from fake_apis import (
     FakeOpenAI,

@@ -9,9 +9,7 @@ from typing import Any
 
 import pytest
 
-from engram.config import load_config
-from engram.memory import Memory
-from engram.usage import UsageLedger
+from engram import Memory, UsageLedger, load_config
 from fake_apis import FakeOpenAI, embedded_inputs
 
 OpenMemory = Callable[..., Memory]

@@ -12,10 +12,9 @@ from pydantic import SecretStr, ValidationError
 from voyageai import error as voyage_error
 from voyageai.client import Client
 
-from engram.errors import EmbedderError, MissingKeyError
+from engram import EmbedderError, MissingKeyError, UsageLedger
 from engram.plugins import build_registry, get_plugin_manager
 from engram.testing.data import cosine
-from engram.usage import UsageLedger
 from engram_voyage import VoyageEmbedder, VoyageOptions
 from fake_apis import (
     FakeVoyage,

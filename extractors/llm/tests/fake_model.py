@@ -9,10 +9,15 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from engram.config import LifecycleConfig
-from engram.default_plugins.rules_extractor import RulesExtractor
-from engram.lifecycle.judge import judge
-from engram.models import ExtractedMemory, ExtractionMode, KnownMemory, Message
+from engram import (
+    ExtractedMemory,
+    ExtractionMode,
+    KnownMemory,
+    LifecycleConfig,
+    Message,
+    RulesExtractor,
+    judge,
+)
 from engram_llm import LLMExtractor
 
 KEY = "sk-fake-chat-key-0000"

@@ -10,13 +10,18 @@ from pathlib import Path
 import pytest
 from fake_model import KEY, Build
 
-from engram.config import LifecycleConfig
-from engram.errors import EngramError
-from engram.lifecycle.judge import Candidate, JudgesMemories
-from engram.memory_types import TYPES as MEMORY_TYPES
-from engram.models import ExtractedMemory, KnownMemory, Message
+from engram import (
+    MEMORY_TYPES,
+    EngramError,
+    ExtractedMemory,
+    JudgesMemories,
+    KnownMemory,
+    LifecycleConfig,
+    Message,
+    UsageLedger,
+)
+from engram import JudgeCandidate as Candidate
 from engram.plugins import build_registry, get_plugin_manager
-from engram.usage import UsageLedger
 from engram_llm import LLMExtractor, LLMOptions
 from engram_llm.chat import parse_json
 from engram_llm.prompts import TYPES

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.documents import Document
 
-from engram.filters import parse_iso
+from engram import parse_iso
 from engram_langchain import EngramVectorStore
 
 SHARED_STORE = settings(

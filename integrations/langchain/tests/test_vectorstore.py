@@ -14,10 +14,7 @@ import pytest
 from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
-from engram.config import load_config
-from engram.errors import InvalidMemory
-from engram.filters import And, Contains, Eq, In, Ne, Not, Or, Range
-from engram.models import InputType
+from engram import And, Contains, Eq, In, InputType, InvalidMemory, Ne, Not, Or, Range, load_config
 from engram_langchain import EngramEmbeddings, EngramRetriever, EngramVectorStore, to_filter
 from support import MemoryFactory
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.memory import Memory
+from engram import Memory
 from engram_llamaindex import EngramEmbedding, EngramVectorStore
 from support import MemoryFactory, memory_factory
 

@@ -19,7 +19,7 @@ from llama_index.core.vector_stores.types import (
     VectorStoreQueryMode,
 )
 
-from engram.errors import DimensionMismatch
+from engram import DimensionMismatch
 from engram_llamaindex import EngramEmbedding, EngramVectorStore, UnsupportedQueryMode
 
 DOCS = [

@@ -22,7 +22,7 @@ from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings
 from chromadb.errors import ChromaError, NotFoundError
 
-from engram.errors import MissingKeyError, StoreError
+from engram import MissingKeyError, StoreError
 from engram_chroma.options import ChromaOptions
 
 META_SUFFIX = "__engram_meta"

@@ -22,8 +22,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from engram.errors import StoreError
-from engram.search import tokenize
+from engram import StoreError, tokenize
 from engram_chroma.changelog import Entry
 
 MAX_QUERY_TERMS = 256

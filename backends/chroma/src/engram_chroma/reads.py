@@ -12,8 +12,7 @@ import numpy as np
 from chromadb.api.models.Collection import Collection
 from chromadb.api.types import GetResult, Include, QueryResult, Where
 
-from engram.filters import Filter, matches
-from engram.models import Chunk, Hit
+from engram import Chunk, Filter, Hit, matches
 from engram_chroma import changelog, records, vectors
 from engram_chroma.changelog import batched
 from engram_chroma.connection import Collections

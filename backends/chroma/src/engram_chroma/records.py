@@ -24,9 +24,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from engram.errors import StoreError
-from engram.filters import FIELD_PATTERN, parse_iso
-from engram.models import Document, IndexIdentity, Metadata
+from engram import FIELD_PATTERN, Document, IndexIdentity, Metadata, StoreError, parse_iso
 
 JSON_KEY = "engram:json"
 DOCUMENT_KEY = "engram:document"

@@ -21,17 +21,24 @@ import hashlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any, ClassVar, TypeVar, cast
 
 import numpy as np
 from chromadb.api.types import Where
 from chromadb.errors import NotFoundError
 
-from engram.errors import DimensionMismatch, IdentityMismatch, StoreError
-from engram.filters import Filter
-from engram.models import Chunk, Document, Hit, IndexIdentity
-from engram.protocols import StoreCapability
+from engram import (
+    Chunk,
+    ClosingStore,
+    Document,
+    Filter,
+    Hit,
+    IndexIdentity,
+    StoreCapability,
+    StoreError,
+    check_dimension,
+    check_identity,
+)
 from engram_chroma import changelog, reads, records, sync, vectors, writes
 from engram_chroma.changelog import batched
 from engram_chroma.connection import (
@@ -48,7 +55,7 @@ from engram_chroma.where import translate
 T = TypeVar("T")
 
 
-class ChromaStore:
+class ChromaStore(ClosingStore):
     """Chunks, documents and the identity in Chroma; keyword ranking from a synced BM25 index."""
 
     capabilities: ClassVar[frozenset[StoreCapability]] = frozenset(
@@ -73,17 +80,6 @@ class ChromaStore:
         with contextlib.suppress(AttributeError):
             self._index.close()
         self._close_client()
-
-    def __enter__(self) -> ChromaStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     @property
     def collections(self) -> Collections:
@@ -161,11 +157,7 @@ class ChromaStore:
         return self._call("reading the index identity", run)
 
     def set_identity(self, identity: IndexIdentity) -> None:
-        if not isinstance(identity, IndexIdentity):
-            raise StoreError(
-                f"set_identity expects an IndexIdentity, got {type(identity).__name__}; build one "
-                f"with engram.protocols.embedder_identity(embedder, chunker)"
-            )
+        check_identity(None, identity)  # the type, before Chroma is touched
 
         def run(cols: Collections) -> None:
             current = self._identity(cols)
@@ -185,7 +177,7 @@ class ChromaStore:
                 )
                 current = self._identity(cols)
             if current is not None:
-                _check_same(current, identity)
+                check_identity(current, identity, holder="this Chroma collection", fix=_OTHER_NAME)
 
         self._call("recording the index identity", run)
 
@@ -347,12 +339,7 @@ class ChromaStore:
             identity = self._identity(cols)
             if identity is None:
                 return []
-            if len(query) != identity.dimension:
-                raise DimensionMismatch(
-                    f"the query vector has {len(query)} dimensions but this store holds "
-                    f"{identity.dimension}-dimensional vectors of {identity.describe()}; embed "
-                    f"the query with that embedder"
-                )
+            check_dimension(len(query), identity, "the query vector")
             if k == 0 or pushdown.nothing:
                 return []
             if pushdown.exact:
@@ -412,16 +399,7 @@ def _read_identity(cols: Collections) -> IndexIdentity | None:
     return records.to_identity(metas[0] if metas else None)
 
 
-def _check_same(current: IndexIdentity, wanted: IndexIdentity) -> None:
-    if current == wanted:
-        return
-    error = DimensionMismatch if current.dimension != wanted.dimension else IdentityMismatch
-    raise error(
-        f"this Chroma collection was built with {current.describe()}, but {wanted.describe()} "
-        f"is configured; run `engram rebuild` to re-index everything with the new settings, "
-        f"switch back to embedder {current.embedder}/{current.model} with chunker "
-        f"{current.chunker}, or point [store] collection at another name"
-    )
+_OTHER_NAME = ", or point [store] collection at another name"
 
 
 def _check_k(k: int) -> None:

@@ -19,8 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from engram.errors import DimensionMismatch, InvalidVector
-from engram.models import IndexIdentity
+from engram import IndexIdentity, InvalidVector, check_dimension
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 Array = npt.NDArray[np.float64]
@@ -30,12 +29,7 @@ def check(vector: Sequence[float], identity: IndexIdentity, what: str) -> Array:
     """``vector`` as float64 after checking length and values against ``identity``."""
     if len(vector) == 0:
         raise InvalidVector(f"{what} is empty; embed the text again, or pass vector=None")
-    if len(vector) != identity.dimension:
-        raise DimensionMismatch(
-            f"{what} has {len(vector)} dimensions but this store holds {identity.dimension}-"
-            f"dimensional vectors of {identity.describe()}; embed with that embedder, or run "
-            f"`engram rebuild` to re-index with the new one"
-        )
+    check_dimension(len(vector), identity, what)
     return check_values(vector, what, stored=True)
 
 

@@ -26,13 +26,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from engram.errors import FilterError
-from engram.filters import (
+from engram import (
     FIELD_PATTERN,
     And,
     Contains,
     Eq,
     Filter,
+    FilterError,
     In,
     Ne,
     Not,

@@ -9,8 +9,7 @@ from typing import Any
 
 from chromadb.api.models.Collection import Collection
 
-from engram.errors import StoreError
-from engram.models import Chunk, IndexIdentity
+from engram import Chunk, IndexIdentity, StoreError
 from engram_chroma import changelog, records, vectors
 from engram_chroma.changelog import batched
 from engram_chroma.reads import METADATA

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from engram.hookspecs import hookimpl
-from engram.registry import Register
+from engram import Register, hookimpl
 from engram_lancedb.options import LanceDBOptions
 
 if TYPE_CHECKING:

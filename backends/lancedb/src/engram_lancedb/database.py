@@ -19,7 +19,7 @@ import lancedb
 import pyarrow as pa  # type: ignore[import-untyped]
 from lancedb.table import LanceTable
 
-from engram.errors import EngramError, StoreError
+from engram import EngramError, StoreError
 from engram_lancedb.options import LanceDBOptions
 
 MAX_CAUSE = 300

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from engram.filters import FIELD_PATTERN, parse_iso
+from engram import FIELD_PATTERN, parse_iso
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1

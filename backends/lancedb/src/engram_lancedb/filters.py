@@ -22,8 +22,7 @@ import re
 from collections.abc import Callable
 from datetime import date
 
-from engram.errors import FilterError
-from engram.filters import And, Contains, Eq, Filter, In, Ne, Not, Or, Range, to_utc
+from engram import And, Contains, Eq, Filter, FilterError, In, Ne, Not, Or, Range, to_utc
 from engram_lancedb.facts import (
     INT64_MAX,
     INT64_MIN,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from lancedb.index import FTS
 
-from engram.search import tokenize
+from engram import tokenize
 
 MAX_QUERY_TERMS = 256
 

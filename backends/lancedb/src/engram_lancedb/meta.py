@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pyarrow as pa  # type: ignore[import-untyped]
 
-from engram.errors import StoreError
+from engram import StoreError
 from engram_lancedb.database import Database
 from engram_lancedb.records import FORMAT, META, META_SCHEMA
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from lancedb.query import FullTextOperator, MatchQuery
 from lancedb.table import LanceTable
 
-from engram.models import Chunk, Hit
+from engram import Chunk, Hit
 from engram_lancedb.database import Database
 from engram_lancedb.options import LanceDBOptions
 from engram_lancedb.records import READ_COLUMNS, VECTOR_COLUMNS, to_chunks

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from engram.models import Chunk, IndexIdentity
+from engram import Chunk, IndexIdentity
 from engram_lancedb.options import AnnIndex, LanceDBOptions
 from engram_lancedb.store import LanceDBStore
 

@@ -15,8 +15,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
 
-from engram.errors import StoreError
-from engram.models import Chunk, Document, Metadata
+from engram import Chunk, Document, Metadata, StoreError
 from engram_lancedb.facts import facts_of
 from engram_lancedb.keyword import index_terms
 from engram_lancedb.vectors import NO_VECTOR, Encoded, decode

@@ -16,18 +16,24 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from types import TracebackType
 from typing import Any, ClassVar
 
 import pyarrow as pa  # type: ignore[import-untyped]
 from lancedb.expr import col
 from lancedb.table import LanceTable
 
-from engram.errors import DimensionMismatch, IdentityMismatch, StoreError
-from engram.filters import Filter
-from engram.models import Chunk, Document, Hit, IndexIdentity
-from engram.protocols import StoreCapability
-from engram.vectors import check_finite
+from engram import (
+    Chunk,
+    ClosingStore,
+    Document,
+    Filter,
+    Hit,
+    IndexIdentity,
+    StoreCapability,
+    StoreError,
+    check_finite,
+    check_identity,
+)
 from engram_lancedb.database import Database
 from engram_lancedb.filters import compile_filter
 from engram_lancedb.keyword import fts_config, query_terms
@@ -53,7 +59,7 @@ log = logging.getLogger("engram_lancedb")
 ID_BATCH = 500  # ids per IN-list
 
 
-class LanceDBStore:
+class LanceDBStore(ClosingStore):
     """Chunks, document records and the index identity in three LanceDB tables."""
 
     capabilities: ClassVar[frozenset[StoreCapability]] = frozenset(
@@ -98,17 +104,6 @@ class LanceDBStore:
         with self._lock:
             self._db.forget()
 
-    def __enter__(self) -> LanceDBStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
     # -- identity -----------------------------------------------------------------------------
 
     def get_identity(self) -> IndexIdentity | None:
@@ -117,22 +112,10 @@ class LanceDBStore:
 
     def set_identity(self, identity: IndexIdentity) -> None:
         """Record ``identity`` on first use; a different one later is an ``IdentityMismatch``."""
-        if not isinstance(identity, IndexIdentity):
-            raise StoreError(
-                f"set_identity expects an IndexIdentity, got {type(identity).__name__}; "
-                f"build one with engram.protocols.embedder_identity(embedder, chunker)"
-            )
+        check_identity(None, identity)  # the type, before LanceDB is touched
         with self._op("record the index identity"):
-            current = self._load_identity(fresh=True)
-            if current == identity:
+            if not check_identity(self._load_identity(fresh=True), identity):
                 return
-            if current is not None:
-                same_dims = current.dimension == identity.dimension
-                raise (IdentityMismatch if same_dims else DimensionMismatch)(
-                    f"this store was built with {current.describe()} and cannot take vectors "
-                    f"from {identity.describe()}; configure the original embedder and chunker "
-                    f"again, or rebuild the index with the new ones (engram rebuild)"
-                )
             self._vector_columns(identity.dimension)
             write_meta(self._db, {"identity": identity.model_dump_json(), "format": FORMAT})
             self._identity = (time.monotonic(), identity)

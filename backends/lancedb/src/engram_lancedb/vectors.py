@@ -18,9 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from engram.errors import DimensionMismatch, InvalidVector
-from engram.models import IndexIdentity
-from engram.vectors import check_finite
+from engram import IndexIdentity, InvalidVector, check_vector
 
 F32 = npt.NDArray[np.float32]
 NO_VECTOR, SEARCHED, ZERO = 0, 1, 2
@@ -37,19 +35,9 @@ class Encoded:
     raw: F32 | None
 
 
-def check_dimension(arr: npt.NDArray[np.float64], identity: IndexIdentity, what: str) -> None:
-    if arr.size != identity.dimension:
-        raise DimensionMismatch(
-            f"{what} has {arr.size} dimensions but this index holds {identity.dimension}-dimension "
-            f"vectors from {identity.describe()}; run `engram rebuild` to re-embed everything with "
-            f"the new embedder, or switch back to embedder {identity.embedder}/{identity.model}"
-        )
-
-
 def encode(values: Sequence[float], identity: IndexIdentity, what: str) -> Encoded:
     """Validate a chunk's vector and decide what each column holds."""
-    arr = check_finite(values, what)
-    check_dimension(arr, identity, what)
+    arr = check_vector(values, identity, what)
     with np.errstate(over="ignore", under="ignore"):
         f32 = arr.astype(np.float32)
         if not np.isfinite(f32).all():
@@ -78,8 +66,7 @@ def unit_f32(arr: npt.NDArray[np.float64]) -> F32 | None:
 
 def query_vector(values: Sequence[float], identity: IndexIdentity) -> F32 | None:
     """A query as the unit vector LanceDB compares with; None for a zero query."""
-    arr = check_finite(values, "the query vector")
-    check_dimension(arr, identity, "the query vector")
+    arr = check_vector(values, identity, "the query vector")
     return unit_f32(arr)
 
 

@@ -7,8 +7,7 @@ from collections.abc import Callable
 
 import pluggy
 
-from engram.hookspecs import hookimpl
-from engram.registry import Register
+from engram import Register, hookimpl
 from engram_sqlite import hookspecs
 from engram_sqlite.driver import DriverInfo, diagnose
 from engram_sqlite.options import SQLiteOptions

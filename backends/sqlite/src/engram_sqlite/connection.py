@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pluggy
 
-from engram.errors import EngramError, IndexDamaged, StoreError
+from engram import EngramError, IndexDamaged, StoreError
 from engram_sqlite.driver import DriverInfo, load_vec, select
 from engram_sqlite.filters import ISO_FUNCTION, NUMBER_FUNCTION, iso_microseconds, json_number
 from engram_sqlite.fts import index_text

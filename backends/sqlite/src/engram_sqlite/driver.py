@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal
 
-from engram.errors import StoreError
+from engram import StoreError
 from engram_sqlite.options import MEMORY, Driver
 
 DriverName = Literal["sqlite3", "sqlean"]

@@ -21,13 +21,13 @@ import re
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from engram.errors import FilterError
-from engram.filters import (
+from engram import (
     FIELD_PATTERN,
     And,
     Contains,
     Eq,
     Filter,
+    FilterError,
     In,
     Ne,
     Not,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engram.hookspecs import hookspec
+from engram import hookspec
 
 
 @hookspec

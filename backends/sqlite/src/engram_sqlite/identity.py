@@ -5,8 +5,7 @@ from __future__ import annotations
 import sqlite3
 from functools import lru_cache
 
-from engram.errors import DimensionMismatch, IdentityMismatch
-from engram.models import IndexIdentity
+from engram import IndexIdentity, check_identity
 
 _KEY = "identity"
 
@@ -24,19 +23,7 @@ def parse(raw: str) -> IndexIdentity:
 
 def record(conn: sqlite3.Connection, identity: IndexIdentity) -> None:
     """Store ``identity`` on first use; raise if a different one is already recorded."""
-    current = load(conn)
-    if current is not None:
-        check_same(current, identity)
-        return
-    conn.execute("INSERT INTO meta(key, value) VALUES (?, ?)", (_KEY, identity.model_dump_json()))
-
-
-def check_same(current: IndexIdentity, wanted: IndexIdentity) -> None:
-    if current == wanted:
-        return
-    error = DimensionMismatch if current.dimension != wanted.dimension else IdentityMismatch
-    raise error(
-        f"this index was built with {current.describe()}, but {wanted.describe()} is configured; "
-        f"run `engram rebuild` to re-index everything with the new settings, or switch back to "
-        f"embedder {current.embedder}/{current.model} with chunker {current.chunker}"
-    )
+    if check_identity(load(conn), identity, holder="this index"):
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?)", (_KEY, identity.model_dump_json())
+        )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from engram.errors import StoreError
+from engram import StoreError
 from engram_sqlite.fts import TOKENIZER
 
 _TOKENIZE = TOKENIZER.replace("'", "''")

@@ -6,8 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from engram.errors import StoreError
-from engram.models import Chunk, Document, Metadata
+from engram import Chunk, Document, Metadata, StoreError
 from engram_sqlite.vectors import decode
 
 CHUNK_COLUMNS = "c.rowid, c.id, c.document_id, c.document_hash, c.text, c.metadata, v.vector"

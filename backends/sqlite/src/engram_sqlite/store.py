@@ -13,18 +13,25 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
-from types import TracebackType
 from typing import Any, ClassVar
 
 import numpy as np
 import pluggy
 
-from engram.candidates import Candidates, Keys, Scores
-from engram.errors import StoreError
-from engram.filters import Filter
-from engram.models import Chunk, Document, Hit, IndexIdentity
-from engram.protocols import StoreCapability
-from engram.vectors import check_finite
+from engram import (
+    Candidates,
+    Chunk,
+    ClosingStore,
+    Document,
+    Filter,
+    Hit,
+    IndexIdentity,
+    Keys,
+    Scores,
+    StoreCapability,
+    StoreError,
+    check_finite,
+)
 from engram_sqlite import identity as ident
 from engram_sqlite.connection import Database
 from engram_sqlite.driver import DriverInfo
@@ -51,7 +58,7 @@ from engram_sqlite.vectors import prepare
 from engram_sqlite.writes import latest_by_id, metadata_for, write_chunks
 
 
-class SQLiteStore:
+class SQLiteStore(ClosingStore):
     """Chunks, documents and the index identity in one SQLite file (WAL, one writer at a time)."""
 
     capabilities: ClassVar[frozenset[StoreCapability]] = frozenset(
@@ -97,17 +104,6 @@ class SQLiteStore:
     def close(self) -> None:
         self._matrix.forget()
         self._db.close()
-
-    def __enter__(self) -> SQLiteStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- identity -----------------------------------------------------------------------------
 

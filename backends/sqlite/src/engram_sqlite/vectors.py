@@ -17,22 +17,14 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from engram.errors import DimensionMismatch, InvalidVector
-from engram.models import IndexIdentity
-from engram.vectors import check_finite
+from engram import IndexIdentity, InvalidVector, check_vector
 
 STORED = np.dtype("<f4")
 
 
 def prepare(values: Sequence[float], identity: IndexIdentity, what: str) -> npt.NDArray[np.float32]:
     """Check ``values`` (finite, float32-representable, right length); return them as float32."""
-    arr = check_finite(values, what)
-    if arr.size != identity.dimension:
-        raise DimensionMismatch(
-            f"{what} has {arr.size} dimensions but this index holds {identity.dimension}-dimension "
-            f"vectors from {identity.describe()}; run `engram rebuild` to re-embed everything with "
-            f"the new embedder, or switch back to embedder {identity.embedder}/{identity.model}"
-        )
+    arr = check_vector(values, identity, what)
     with np.errstate(over="ignore"):
         f32 = arr.astype(STORED)
     if not np.isfinite(f32).all():

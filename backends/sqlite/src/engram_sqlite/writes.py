@@ -13,8 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engram.errors import StoreError
-from engram.models import Chunk, IndexIdentity
+from engram import Chunk, IndexIdentity, StoreError
 from engram_sqlite.fts import index_text
 from engram_sqlite.records import id_list, metadata_json
 from engram_sqlite.vectors import prepare_many

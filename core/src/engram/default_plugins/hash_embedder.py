@@ -28,7 +28,7 @@ from engram.embedders import BaseEmbedder
 from engram.hookspecs import hookimpl
 from engram.models import InputType
 from engram.registry import Register
-from engram.search import tokenize
+from engram.words import tokenize
 
 MODEL = "feature-hash-v1"
 WORD_WEIGHT = 1.0

@@ -26,13 +26,15 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
-from engram.errors import DimensionMismatch, IdentityMismatch, InvalidVector, StoreError
+from engram.closing import ClosingStore
+from engram.errors import InvalidVector, StoreError
 from engram.filters import Filter, matches
 from engram.hookspecs import hookimpl
 from engram.models import Chunk, Document, Hit, IndexIdentity
 from engram.protocols import StoreCapability
 from engram.registry import Register
-from engram.search import tokenize
+from engram.storekit import check_dimension, check_identity
+from engram.words import tokenize
 
 K1 = 1.2
 B = 0.75
@@ -46,7 +48,7 @@ class MemoryStoreOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class MemoryStore:
+class MemoryStore(ClosingStore):
     """Exact brute-force store kept in process memory; the reference for the conformance suite."""
 
     capabilities: ClassVar[frozenset[StoreCapability]] = frozenset({"vector", "keyword", "filter"})
@@ -71,24 +73,9 @@ class MemoryStore:
 
     def set_identity(self, identity: IndexIdentity) -> None:
         """Record ``identity`` on first use; a different one later is an ``IdentityMismatch``."""
-        if not isinstance(identity, IndexIdentity):
-            raise StoreError(
-                f"set_identity expects an IndexIdentity, got {type(identity).__name__}; "
-                f"build one with engram.protocols.embedder_identity(embedder, chunker)"
-            )
         with self._lock:
-            current = self._identity
-            if current is None:
+            if check_identity(self._identity, identity):
                 self._identity = identity
-                return
-            if current == identity:
-                return
-            same_dims = current.dimension == identity.dimension
-            raise (IdentityMismatch if same_dims else DimensionMismatch)(
-                f"this store was built with {current.describe()} and cannot take vectors from "
-                f"{identity.describe()}; configure the original embedder and chunker again, or "
-                f"rebuild the index with the new ones (engram rebuild)"
-            )
 
     # writing
 
@@ -121,11 +108,7 @@ class MemoryStore:
                 f"{what} has a vector but the store has no index identity yet; call "
                 f"store.set_identity(embedder_identity(embedder, chunker)) before adding vectors"
             )
-        if len(vector) != identity.dimension:
-            raise DimensionMismatch(
-                f"{what} has a {len(vector)}-dim vector but the store holds {identity.describe()}; "
-                f"embed with that embedder, or rebuild the index for the new one (engram rebuild)"
-            )
+        check_dimension(len(vector), identity, what)
         try:
             array = np.asarray(vector, dtype=np.float64)
         except (TypeError, ValueError):

@@ -12,7 +12,7 @@ from engram.search.fusion import (
     passes_min_score,
 )
 from engram.search.searcher import HybridSearcher, SearcherOptions
-from engram.search.words import tokenize
+from engram.words import tokenize
 
 __all__ = [
     "HybridSearcher",

@@ -19,7 +19,7 @@ from engram.models import Hit, SearchMode, SearchResult
 from engram.protocols import CandidateSearch, Embedder, Store
 from engram.search.candidates import candidate_search
 from engram.search.fusion import Fused, normalize_keyword, rrf, single, weighted
-from engram.search.words import tokenize
+from engram.words import tokenize
 
 SearcherOptions = SearchConfig
 """The default searcher's options are the ``[search]`` section of the configuration."""

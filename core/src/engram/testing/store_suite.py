@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from engram.errors import (
     FilterError,
     IdentityMismatch,
     InvalidVector,
+    StoreError,
 )
 from engram.filters import And, Contains, Eq, Filter, In, Ne, Not, Or, Range, matches, parse_filter
 from engram.models import Chunk, Document, Hit
@@ -617,6 +619,42 @@ class StoreSuite(SuiteIntegrity):
         assert ready.count() == 0
         with pytest.raises(InvalidVector):
             ready.vector_search(vec, 3)
+
+    def test_identity_checks_name_the_kind_of_mismatch(self, store: Store) -> None:
+        """Anything but an ``IndexIdentity`` is a ``StoreError`` naming the type; another vector
+        length is ``DimensionMismatch`` naming the lengths and `engram rebuild`; the recorded
+        identity stays. Failure: a check of the store's own instead of ``engram.check_identity``."""
+        with pytest.raises(StoreError, match="IndexIdentity"):
+            store.set_identity({"embedder": "suite"})  # type: ignore[arg-type]
+        assert store.get_identity() is None
+        store.set_identity(IDENTITY)
+        wider = IDENTITY.model_copy(update={"dimension": DIMENSION + 1})
+        with pytest.raises(DimensionMismatch) as err:
+            store.set_identity(wider)
+        message = str(err.value)
+        assert f"{DIMENSION} dims" in message and f"{DIMENSION + 1} dims" in message
+        assert "engram rebuild" in message
+        assert store.get_identity() == IDENTITY
+
+    def test_a_with_block_returns_the_store_and_closing_twice_is_safe(self, filled: Store) -> None:
+        """``with store as s`` gives the store itself and closes it on the way out; a second
+        ``close`` (here by ``reopen``) is harmless and the data is still there. Failure: a
+        hand-written ``__enter__`` returning something else, or a close that is not idempotent
+        (``engram.ClosingStore`` gives both)."""
+        assert isinstance(filled, AbstractContextManager), (
+            f"{type(filled).__name__} cannot be used in a `with` block; subclass "
+            "engram.ClosingStore (it closes on leaving the block)"
+        )
+        with filled as same:
+            assert same is filled
+        if not self._has(filled, "persistent"):
+            return
+        again = self.reopen(filled)
+        try:
+            assert again.count() == 30
+            assert again.get_identity() == IDENTITY
+        finally:
+            again.close()
 
     def test_vectors_before_identity_are_refused(self, store: Store) -> None:
         """A store learns its dimension from its identity; vectors before it are an error

@@ -6,8 +6,7 @@ sentence-transformers folder). See README.md.
 
 from __future__ import annotations
 
-from engram.hookspecs import hookimpl
-from engram.registry import Register
+from engram import Register, hookimpl
 from engram_local.embedder import LocalEmbedder
 from engram_local.options import Int8Options, LocalOptions
 

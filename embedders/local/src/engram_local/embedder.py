@@ -10,9 +10,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from engram.embedders import BaseEmbedder
-from engram.errors import EmbedderError
-from engram.models import InputType
+from engram import BaseEmbedder, EmbedderError, InputType
 from engram_local.int8 import require_int8_runtime
 from engram_local.loader import (
     DEFAULT_MAX_SEQ_LENGTH,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engram.errors import EmbedderError
+from engram import EmbedderError
 from engram_local.loader import ModelSpec, load_weights
 from engram_local.model import F32, Ints
 

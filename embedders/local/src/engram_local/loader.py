@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from engram.errors import ConfigError, EmbedderError
+from engram import ConfigError, EmbedderError
 from engram_local.model import SUPPORTED_ACTIVATIONS, BertConfig
 from engram_local.options import DEFAULT_MODEL, INT8_SUFFIX, LocalOptions
 

@@ -16,7 +16,7 @@ from typing import Protocol
 import numpy as np
 from tokenizers import Tokenizer
 
-from engram.errors import EmbedderError
+from engram import EmbedderError
 from engram_local.batching import pad, plan_batches
 from engram_local.loader import ModelSpec, load_weights
 from engram_local.model import F32, BertEncoder, Ints, cls_pool, l2_normalize, max_pool, mean_pool

@@ -5,8 +5,7 @@ Set ``OPENAI_API_KEY`` and ``[embedder] provider = "openai"``. See docs/embedder
 
 from __future__ import annotations
 
-from engram.hookspecs import hookimpl
-from engram.registry import Register
+from engram import Register, hookimpl
 from engram_openai.embedder import OpenAIEmbedder
 from engram_openai.options import MODELS, OpenAIOptions
 

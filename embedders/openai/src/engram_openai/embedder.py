@@ -10,9 +10,14 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from engram.api_embedder import ApiEmbedder
-from engram.models import InputType
-from engram.usage import Failure, MalformedResponse, parse_retry_after, token_bound
+from engram import (
+    ApiEmbedder,
+    Failure,
+    InputType,
+    MalformedResponse,
+    parse_retry_after,
+    token_bound,
+)
 from engram_openai.options import API_LIMITS, OpenAIOptions
 
 if TYPE_CHECKING:

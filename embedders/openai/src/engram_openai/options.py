@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from pydantic import Field, field_validator, model_validator
 
-from engram.usage import ApiOptions, RequestLimits, check_base_url
+from engram import ApiOptions, RequestLimits, check_base_url
 
 DEFAULT_MODEL = "text-embedding-3-small"
 KEY_ENV = "OPENAI_API_KEY"

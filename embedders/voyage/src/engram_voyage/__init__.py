@@ -5,8 +5,7 @@ Set ``VOYAGE_API_KEY`` and ``[embedder] provider = "voyage"``. See docs/embedder
 
 from __future__ import annotations
 
-from engram.hookspecs import hookimpl
-from engram.registry import Register
+from engram import Register, hookimpl
 from engram_voyage.embedder import VoyageEmbedder
 from engram_voyage.options import MODELS, VoyageOptions
 

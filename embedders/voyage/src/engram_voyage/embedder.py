@@ -15,9 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from engram.api_embedder import ApiEmbedder
-from engram.models import InputType
-from engram.usage import Failure, parse_retry_after, token_bound
+from engram import ApiEmbedder, Failure, InputType, parse_retry_after, token_bound
 from engram_voyage.options import VoyageOptions
 
 

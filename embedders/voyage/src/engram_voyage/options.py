@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from pydantic import Field, field_validator, model_validator
 
-from engram.usage import ApiOptions, RequestLimits, check_base_url
+from engram import ApiOptions, RequestLimits, check_base_url
 
 DEFAULT_MODEL = "voyage-3.5"
 KEY_ENV = "VOYAGE_API_KEY"

@@ -3,8 +3,7 @@ contradiction checks and condensing. See docs/extractors/llm.md."""
 
 from __future__ import annotations
 
-from engram.hookspecs import hookimpl
-from engram.registry import Register
+from engram import Register, hookimpl
 from engram_llm.extractor import LLMExtractor
 from engram_llm.options import LLMOptions, ProviderOptions
 

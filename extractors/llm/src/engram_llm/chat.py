@@ -17,11 +17,12 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from engram.errors import ExtractorError, MissingKeyError
-from engram.usage import (
+from engram import (
+    ExtractorError,
     Failure,
     MalformedResponse,
     Meter,
+    MissingKeyError,
     RetryPolicy,
     Tokens,
     UsageLedger,

@@ -5,7 +5,7 @@ Nothing raises into the caller: when every provider fails, the call logs a warni
 ``last_error`` (one line naming each provider's failure) and returns what "nothing found"
 means for it (``[]``, ``[]``, ``None``). Answers are validated with pydantic; a memory of an
 unknown type is dropped, not the whole answer. The conversation is windowed and stripped of
-``<private>`` spans (``engram.extraction.prepare``) before any prompt is built, whoever calls.
+``<private>`` spans (``engram.prepare_messages``) before any prompt is built, whoever calls.
 """
 
 from __future__ import annotations
@@ -18,12 +18,21 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from engram.config import LifecycleConfig
-from engram.errors import EngramError
-from engram.extraction import prepare
-from engram.lifecycle.judge import RELATIONS, Candidate, Verdict, judge
-from engram.models import EXTRACTED_TYPES, ExtractedMemory, ExtractionMode, KnownMemory, Message
-from engram.usage import UsageLedger
+from engram import (
+    EXTRACTED_TYPES,
+    RELATIONS,
+    EngramError,
+    ExtractedMemory,
+    ExtractionMode,
+    JudgeCandidate,
+    KnownMemory,
+    LifecycleConfig,
+    Message,
+    UsageLedger,
+    Verdict,
+    judge,
+    prepare_messages,
+)
 from engram_llm import prompts
 from engram_llm.chat import ChatProvider
 from engram_llm.options import LLMOptions
@@ -65,7 +74,7 @@ class LLMExtractor:
     def extract(
         self, messages: Sequence[Message], mode: ExtractionMode = "normal"
     ) -> list[ExtractedMemory]:
-        shown = prepare(messages, mode)
+        shown = prepare_messages(messages, mode)
         if not shown:
             self.last_error = None
             return []
@@ -93,7 +102,7 @@ class LLMExtractor:
         return [c.id for c in candidates if c.id in named]
 
     def judge_memories(
-        self, new: ExtractedMemory, candidates: Sequence[Candidate], rules: LifecycleConfig
+        self, new: ExtractedMemory, candidates: Sequence[JudgeCandidate], rules: LifecycleConfig
     ) -> list[Verdict]:
         """The model's relation for each candidate (``engram.lifecycle.judge``); a candidate it
         leaves out or names a relation for that does not exist gets the offline judge's verdict.

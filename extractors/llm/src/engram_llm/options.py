@@ -8,7 +8,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from engram.usage import DEFAULT_LEDGER_PATH, check_base_url
+from engram import DEFAULT_LEDGER_PATH, check_base_url
 
 # USD per 1M tokens (input, output), list prices; override per provider.
 CHAT_PRICES: dict[str, tuple[float, float]] = {

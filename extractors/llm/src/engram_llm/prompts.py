@@ -14,9 +14,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from engram.lifecycle.judge import Candidate
-from engram.memory_types import TYPES as MEMORY_TYPES
-from engram.models import ExtractedMemory, ExtractionMode, KnownMemory, Message
+from engram import (
+    MEMORY_TYPES,
+    ExtractedMemory,
+    ExtractionMode,
+    JudgeCandidate,
+    KnownMemory,
+    Message,
+)
 
 # What each type the extractor looks for means, from core's table of memory types.
 TYPES = {t.name: t.description for t in MEMORY_TYPES if t.extracted}
@@ -92,7 +97,7 @@ def contradiction(new: ExtractedMemory, candidates: Sequence[KnownMemory]) -> tu
     return system, user
 
 
-def judgment(new: ExtractedMemory, candidates: Sequence[Candidate]) -> tuple[str, str]:
+def judgment(new: ExtractedMemory, candidates: Sequence[JudgeCandidate]) -> tuple[str, str]:
     """(system, user) asking how the new memory relates to each stored one (the relations of
     ``engram.lifecycle.judge``)."""
     system = (

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from engram.filters import FIELD_PATTERN, And, Contains, Eq, Filter, In, Ne, Not, Or, Range
+from engram import FIELD_PATTERN, And, Contains, Eq, Filter, In, Ne, Not, Or, Range
 
 FilterLike = Filter | Mapping[str, Any] | None
 

@@ -13,7 +13,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
-from engram.models import SearchMode
+from engram import SearchMode
 from engram_langchain.filters import FilterLike
 from engram_langchain.vectorstore import EngramVectorStore
 

@@ -20,11 +20,17 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import VectorStore
 from langchain_core.vectorstores.utils import maximal_marginal_relevance
 
-from engram.collections import Collection, CollectionDocument, CollectionHit
-from engram.config import EngramConfig, load_config
-from engram.filters import Filter
-from engram.memory import Memory
-from engram.models import SearchMode
+from engram import (
+    ClosingStore,
+    Collection,
+    CollectionDocument,
+    CollectionHit,
+    EngramConfig,
+    Filter,
+    Memory,
+    SearchMode,
+    load_config,
+)
 from engram_langchain.filters import FilterLike, to_filter
 
 DEFAULT_COLLECTION = "langchain"
@@ -44,7 +50,7 @@ class EngramEmbeddings(Embeddings):
         return self.memory.embedder.embed([text], "query")[0]
 
 
-class EngramVectorStore(VectorStore):
+class EngramVectorStore(ClosingStore, VectorStore):
     """LangChain documents in an engram collection. ``EngramVectorStore(memory)`` works on a
     memory you opened (closing it stays yours); ``open()`` opens one that ``close()`` closes."""
 
@@ -85,12 +91,6 @@ class EngramVectorStore(VectorStore):
         """Close the memory if this store opened it."""
         if self._owns_memory:
             self.memory.close()
-
-    def __enter__(self) -> EngramVectorStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     @property
     def embeddings(self) -> Embeddings:

@@ -9,8 +9,7 @@ from typing import Any
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.bridge.pydantic import PrivateAttr
 
-from engram.memory import Memory
-from engram.protocols import Embedder
+from engram import Embedder, Memory
 
 __all__ = ["EngramEmbedding"]
 

@@ -29,8 +29,7 @@ from llama_index.core.vector_stores.types import (
 )
 from pydantic import ValidationError
 
-from engram.errors import FilterError
-from engram.filters import And, Contains, Eq, Filter, In, Ne, Not, Or, Range
+from engram import And, Contains, Eq, Filter, FilterError, In, Ne, Not, Or, Range
 
 __all__ = ["SUPPORTED_OPERATORS", "UnsupportedFilter", "to_engram_filter"]
 

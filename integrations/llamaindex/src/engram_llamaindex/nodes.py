@@ -20,7 +20,7 @@ from typing import Any
 from llama_index.core.schema import BaseNode, MetadataMode
 from llama_index.core.vector_stores.utils import metadata_dict_to_node, node_to_metadata_dict
 
-from engram.collections import CollectionDocument
+from engram import CollectionDocument
 
 __all__ = [
     "NODE_CONTENT",

@@ -8,9 +8,7 @@ from typing import Any
 from llama_index.core.indices.query.embedding_utils import get_top_k_mmr_embeddings
 from llama_index.core.vector_stores.types import VectorStoreQuery, VectorStoreQueryMode
 
-from engram.collections import Collection, CollectionHit
-from engram.errors import DimensionMismatch
-from engram.filters import And, Filter, In
+from engram import And, Collection, CollectionHit, DimensionMismatch, Filter, In
 from engram_llamaindex.filters import to_engram_filter
 from engram_llamaindex.nodes import NODE_ID, REF_DOC_ID
 

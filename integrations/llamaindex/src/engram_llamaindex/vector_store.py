@@ -20,10 +20,16 @@ from llama_index.core.vector_stores.types import (
     VectorStoreQueryResult,
 )
 
-from engram.collections import Collection, CollectionDocument
-from engram.config import EngramConfig, load_config
-from engram.filters import Eq, Filter, matches
-from engram.memory import Memory
+from engram import (
+    Collection,
+    CollectionDocument,
+    EngramConfig,
+    Eq,
+    Filter,
+    Memory,
+    load_config,
+    matches,
+)
 from engram_llamaindex.filters import to_engram_filter
 from engram_llamaindex.nodes import REF_DOC_ID, document_to_node, node_to_document
 from engram_llamaindex.query import check_dimension, run_query

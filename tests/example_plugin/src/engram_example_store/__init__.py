@@ -12,10 +12,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from engram.default_plugins.memory_store import MemoryStore, MemoryStoreOptions
-from engram.hookspecs import hookimpl
-from engram.models import ExtractedMemory, MemoryType, Message
-from engram.registry import Register
+from engram import (
+    ExtractedMemory,
+    MemoryStore,
+    MemoryStoreOptions,
+    MemoryType,
+    Message,
+    Register,
+    hookimpl,
+)
 
 
 class ExampleOptions(BaseModel):
