@@ -18,7 +18,7 @@ import pytest
 
 import engram
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PLUGIN_SOURCES = sorted(
     [
         *REPO.glob("backends/*/src"),
