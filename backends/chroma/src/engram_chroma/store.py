@@ -108,7 +108,7 @@ class ChromaStore:
                 close()
 
     def _open(self) -> Collections:
-        with chroma_errors(self.options, "opening its collections"):
+        with chroma_errors(self.options, "opening its collections", self._client):
             return open_collections(self._client, self.options)
 
     def _index_path(self) -> Path | None:
@@ -126,7 +126,7 @@ class ChromaStore:
         them (``reset``), reopen them once and run again (every operation is idempotent)."""
         for attempt in (1, 2):
             try:
-                with chroma_errors(self.options, action):
+                with chroma_errors(self.options, action, self._client):
                     return fn(self._cols)
             except NotFoundError as exc:
                 if attempt == 2:
@@ -396,7 +396,7 @@ class ChromaStore:
 
     def reset(self) -> None:
         """Drop the three collections and start empty (no identity); the keyword index too."""
-        with self._lock, chroma_errors(self.options, "resetting the store"):
+        with self._lock, chroma_errors(self.options, "resetting the store", self._client):
             self._known_identity = None
             drop_collections(self._client, self.options)
             self._cols = open_collections(self._client, self.options)
@@ -407,9 +407,15 @@ class ChromaStore:
 
 
 def _read_identity(cols: Collections) -> IndexIdentity | None:
+    """The identity; none at all while chunks engram wrote are there means it was lost."""
     got = cols.meta.get(ids=[records.IDENTITY_ID], include=reads.METADATA)
     metas = got["metadatas"] or []
-    return records.to_identity(metas[0] if metas else None)
+    identity = records.to_identity(metas[0] if metas else None)
+    if identity is None:
+        sample = cols.chunks.get(limit=1, include=reads.METADATA)["metadatas"] or []
+        if sample and records.written_by_engram(sample[0]):
+            raise records.Unreadable("its index identity record is gone, but its chunks remain")
+    return identity
 
 
 def _check_same(current: IndexIdentity, wanted: IndexIdentity) -> None:
