@@ -20,6 +20,8 @@ from typing import Any
 
 import boto3
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from moto.moto_server.werkzeug_app import MotoRequestHandler, create_backend_app
 from werkzeug.serving import make_server
 
@@ -27,6 +29,7 @@ from agent_support import wait_until
 from engram.config import load_config
 from engram.memory import Memory
 from engram.tools import Toolbox
+from engram_lancedb.damage import remote_damage, shown
 from support import note, write_vault
 
 ENGRAM = Path(sys.executable).parent / "engram"
@@ -213,3 +216,18 @@ def test_s3_that_is_down_is_unreachable_not_damaged(tmp_path: Path) -> None:
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
     assert "could not be opened" in run.stderr and "object store is reachable" in run.stderr
     assert "damaged" not in run.stderr and SECRET not in run.stderr
+
+
+KEYS = st.text(alphabet="0123456789ABCDEFabcdef", min_size=12, max_size=40).map("sk-{}".format)
+
+
+@given(user=KEYS, secret=KEYS, table=st.sampled_from(["engram_chunks", "engram_meta"]))
+def test_a_damage_message_never_shows_keys_written_into_the_uri(
+    user: str, secret: str, table: str
+) -> None:
+    uri = f"s3://{user}:{secret}@my-bucket/team/index?session_token={secret}"
+    cause = f"Not found: team/index/{table}.lance/data/0101.lance"
+    line = str(remote_damage(shown(uri), "search vectors", cause, lambda: None))
+    assert user not in line and secret not in line, line
+    assert f"the index at s3://my-bucket/team/index (table {table}) is damaged" in line
+    assert "lives on S3 (bucket my-bucket)" in line

@@ -29,6 +29,17 @@ _SERVICES = {
 }
 
 
+def shown(target: str) -> str:
+    """A URI as messages show it: without user, password or query (which may carry keys)."""
+    parts = urlsplit(target)
+    if not parts.scheme or "://" not in target:
+        return target  # a folder
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host += f":{parts.port}"
+    return f"{parts.scheme}://{host}{parts.path}"
+
+
 def lives_on(uri: str) -> str:
     """The object store in words: ``S3 (bucket my-bucket)``; never credentials."""
     parts = urlsplit(uri)

@@ -21,7 +21,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from lancedb.table import LanceTable
 
 from engram.errors import EngramError, StoreError
-from engram_lancedb.damage import TABLES, remote_damage
+from engram_lancedb.damage import TABLES, remote_damage, shown
 from engram_lancedb.options import LanceDBOptions
 
 MAX_CAUSE = 300
@@ -34,7 +34,7 @@ class Database:
 
     def __init__(self, options: LanceDBOptions) -> None:
         self.options = options
-        self.where = options.target()
+        self.where = shown(options.target())  # for messages; never credentials
         self._tables: dict[str, LanceTable] = {}
         self._names: set[str] = set()
         self._listed = 0.0
@@ -42,7 +42,7 @@ class Database:
             self._make_folder(options.path)
         with self.guard("be opened"):
             self.conn = lancedb.connect(
-                self.where,
+                options.target(),
                 storage_options=dict(options.storage_options) or None,
                 read_consistency_interval=options.consistency(),
             )
