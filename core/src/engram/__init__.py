@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         MissingKeyError,
         PluginError,
         PluginNotFound,
+        RemoteIndexDamaged,
         StoreError,
         UnsafePath,
     )
@@ -220,6 +221,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "FilterError": ("engram.errors", "FilterError"),
     "IdentityMismatch": ("engram.errors", "IdentityMismatch"),
     "IndexDamaged": ("engram.errors", "IndexDamaged"),
+    "RemoteIndexDamaged": ("engram.errors", "RemoteIndexDamaged"),
     "InvalidMemory": ("engram.errors", "InvalidMemory"),
     "InvalidVector": ("engram.errors", "InvalidVector"),
     "MemoryNotFound": ("engram.errors", "MemoryNotFound"),
@@ -350,6 +352,7 @@ __all__ = [
     "PrunesDocuments",
     "Range",
     "Register",
+    "RemoteIndexDamaged",
     "ReportsFailures",
     "RequestLimits",
     "RetryPolicy",

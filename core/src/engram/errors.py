@@ -5,6 +5,7 @@ Every message names the problem and the fix, so a user never has to read a trace
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -89,3 +90,35 @@ class IndexDamaged(StoreError):
         super().__init__(message)
         self.detail = detail
         self.files = files
+
+
+REBUILD_COST = (
+    "every note is embedded again: minutes for a large vault with a local embedder, API calls "
+    "with a paid one"
+)
+
+
+class RemoteIndexDamaged(IndexDamaged):
+    """A damaged index that lives on a server or object storage. Nothing of it is on this
+    machine to move aside, and engram never deletes remote data on its own, so the message says
+    where it is and that ``engram rebuild`` recreates it there. ``clear`` drops what is left of
+    it; only an explicit rebuild or reset calls it (when the store cannot even be opened)."""
+
+    def __init__(
+        self,
+        *,
+        where: str,
+        lives_on: str,
+        detail: str,
+        clear: Callable[[], None] | None = None,
+    ) -> None:
+        super().__init__(
+            f"the index at {where} is damaged ({detail}); it cannot be rebuilt locally because "
+            f"it lives on {lives_on}, and engram deletes nothing there on its own: run "
+            f"`engram rebuild` to drop it and recreate it there from the markdown files "
+            f"({REBUILD_COST})",
+            detail=detail,
+        )
+        self.where = where
+        self.lives_on = lives_on
+        self.clear = clear

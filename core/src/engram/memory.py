@@ -5,7 +5,7 @@ offers what users and agents do: index, search, get, rebuild, stats.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -21,6 +21,7 @@ from engram.cache import CachedEmbedder, EmbeddingCache
 from engram.chunking import Chunker
 from engram.collections import Collection
 from engram.config import EngramConfig, load_config
+from engram.errors import IndexDamaged
 from engram.excerpts import excerpt_of, inside_vault
 from engram.filters import Filter
 from engram.ingest.report import IndexReport, Progress, merge_reports
@@ -31,6 +32,7 @@ from engram.lifecycle import chains
 from engram.lifecycle import history as histories
 from engram.lifecycle import restore as restoring
 from engram.models import (
+    Document,
     Excerpt,
     IndexIdentity,
     MemoryInfo,
@@ -86,10 +88,12 @@ class Memory:
         *,
         overrides: dict[str, Any] | None = None,
         plugin_manager: pluggy.PluginManager | None = None,
+        clear_remote: bool = False,
     ) -> Memory:
+        """``clear_remote``: for ``engram rebuild`` only (see ``recovery.open_store``)."""
         config = config or load_config(overrides)
         registry = build_registry(plugin_manager or get_plugin_manager())
-        store, damaged = recovery.open_store(config, registry)
+        store, damaged = recovery.open_store(config, registry, clear_remote=clear_remote)
         try:
             inner: Embedder = build_part(config, registry, "embedder")
             cache = (
@@ -170,14 +174,16 @@ class Memory:
     def _collections_dir(self) -> Path:
         return self.config.resolve(self.config.memory.collections_dir).resolve()
 
-    def vault_roots(self) -> list[Path]:
+    def vault_roots(self, documents: Mapping[str, Document] | None = None) -> list[Path]:
         """Configured vault folders, the memory and collections folders and every root
-        something was indexed from."""
+        something was indexed from (read from ``documents`` when the caller has them)."""
         roots = [self.config.resolve(p).resolve() for p in self.config.vault.paths]
         for folder in [*(f.path for f in self.folders), self._collections_dir()]:
             if folder not in roots:
                 roots.append(folder)
-        for doc in self.store.list_documents().values():
+        if documents is None:
+            documents = self.store.list_documents()
+        for doc in documents.values():
             root = doc.metadata.get("root")
             if isinstance(root, str) and Path(root) not in roots:
                 roots.append(Path(root))
@@ -224,11 +230,12 @@ class Memory:
     def rebuild(self, *, progress: Progress | None = None) -> IndexReport:
         """Recreate the store from its sources alone (new embedder, chunker or a broken index):
         the markdown, and the agent sessions when ``[sessions]`` is on or the store held any."""
-        roots = [r for r in self.vault_roots() if r.exists()]
-        had_sessions = any(
-            doc.metadata.get("source") == sessions.SOURCE
-            for doc in self.store.list_documents().values()
-        )
+        try:
+            documents = self.store.list_documents()
+        except IndexDamaged:  # unreadable records: the configured folders; reset drops them
+            documents = {}
+        roots = [r for r in self.vault_roots(documents) if r.exists()]
+        had_sessions = any(d.metadata.get("source") == sessions.SOURCE for d in documents.values())
         self.store.reset()
         report = self.index(roots, progress=progress)
         if self.config.sessions.enabled or had_sessions:

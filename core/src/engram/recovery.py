@@ -4,9 +4,13 @@ Markdown files are the source of truth, so a store that cannot be read (garbage 
 file) must not stop every command and hook until a user deletes it by hand. ``open_store`` moves
 the store's files to ``<name>.corrupt-<UTC time>`` and opens a fresh one; ``Memory.open`` then
 rebuilds it from the markdown and says so in one warning line on stderr (the CLI, the agent tools
-and the host hooks all open memories there). A store that is not on this machine (a Chroma
-server, LanceDB on object storage) names no files, and its error, which says how to rebuild it,
-is raised as it is.
+and the host hooks all open memories there).
+
+A store that is not on this machine (a Chroma server, LanceDB on object storage) raises
+``RemoteIndexDamaged``: nothing is moved or dropped automatically (the data is shared, and may be
+someone else's to inspect), and its one-line message names where it is and says that
+``engram rebuild`` recreates it. Only that explicit command (and ``engram reset --yes``) passes
+``clear_remote``, which drops what is left of a remote index too damaged to be opened.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from engram.config import EngramConfig
-from engram.errors import IndexDamaged
+from engram.errors import IndexDamaged, RemoteIndexDamaged
 from engram.parts import build_part
 from engram.protocols import Store
 from engram.registry import Registry
@@ -33,9 +37,18 @@ class Rebuilds(Protocol):
     def close(self) -> None: ...
 
 
-def open_store(config: EngramConfig, registry: Registry) -> tuple[Store, IndexDamaged | None]:
-    """The configured store, and what was damaged when it had to be moved aside first."""
+def open_store(
+    config: EngramConfig, registry: Registry, *, clear_remote: bool = False
+) -> tuple[Store, IndexDamaged | None]:
+    """The configured store, and what was damaged when it had to be moved aside first.
+    ``clear_remote``: the user asked to rebuild or reset, so a remote index too damaged to open
+    is dropped first (a remote store damaged deeper down is emptied by ``reset`` itself)."""
     try:
+        return build_part(config, registry, "store"), None
+    except RemoteIndexDamaged as exc:
+        if not clear_remote or exc.clear is None:
+            raise
+        exc.clear()
         return build_part(config, registry, "store"), None
     except IndexDamaged as exc:
         if not exc.files:

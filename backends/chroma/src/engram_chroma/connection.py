@@ -1,5 +1,7 @@
 """Opening Chroma (embedded or a server), the three collections, and Chroma's errors in engram's
-words.
+words: a server that cannot be reached is told apart from a collection that is damaged (records
+that lost engram's metadata, an unreadable identity, a server error about the collection's
+segments), which is an ``IndexDamaged`` naming the server and the collection.
 
 Chroma never gets an embedding function (engram embeds; Chroma's default one would download a
 model) and its product telemetry is off in every client this module builds.
@@ -8,8 +10,9 @@ model) and its product telemetry is off in every client this module builds.
 from __future__ import annotations
 
 import os
+import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, cast
@@ -22,12 +25,19 @@ from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings
 from chromadb.errors import ChromaError, NotFoundError
 
-from engram import MissingKeyError, StoreError
+from engram import IndexDamaged, MissingKeyError, RemoteIndexDamaged, StoreError
 from engram_chroma.options import ChromaOptions
+from engram_chroma.records import Unreadable
 
 META_SUFFIX = "__engram_meta"
 LOG_SUFFIX = "__engram_log"
 DELETE_BATCH = 5000
+# What a Chroma server says when a collection's own data is broken (not when it is down):
+# "Missing field: [Missing vector segment]", HNSW files or its SQLite that cannot be loaded.
+BROKEN = re.compile(
+    r"segment|hnsw|corrupt|malformed|disk image|no such table|failed to (load|read|deserial)",
+    re.IGNORECASE,
+)
 
 
 def settings() -> Settings:
@@ -107,17 +117,49 @@ def unreachable(options: ChromaOptions, action: str, exc: BaseException) -> str:
 
 
 @contextmanager
-def chroma_errors(options: ChromaOptions, action: str) -> Iterator[None]:
-    """Turn Chroma and transport errors into ``StoreError``; ``NotFoundError`` passes through so
-    the store can reopen collections another client dropped (``reset``)."""
+def chroma_errors(
+    options: ChromaOptions, action: str, client: ClientAPI | None = None
+) -> Iterator[None]:
+    """Turn Chroma and transport errors into ``StoreError`` (a damaged collection into
+    ``IndexDamaged``, which ``client`` can clear on an explicit rebuild); ``NotFoundError``
+    passes through so the store can reopen collections another client dropped (``reset``)."""
     try:
         yield
     except NotFoundError:
         raise
     except httpx.HTTPError as exc:
         raise StoreError(unreachable(options, action, exc)) from None
+    except Unreadable as exc:
+        raise damaged(options, f"{exc}, while {action}", client) from None
     except ChromaError as exc:
+        if BROKEN.search(str(exc)):
+            raise damaged(options, f"the server answered {exc!s}, while {action}", client) from None
         raise StoreError(f"{options.where} refused {action}: {exc}") from None
+
+
+def damaged(options: ChromaOptions, detail: str, client: ClientAPI | None) -> IndexDamaged:
+    """The damage in words; a server's collection is never cleared without being asked."""
+    if options.mode == "embedded":
+        return IndexDamaged(
+            f"the Chroma collection {options.collection!r} in {options.path} is damaged "
+            f"({detail}); run `engram rebuild` to recreate it from the markdown files",
+            detail=detail,
+        )
+    scheme = "https" if options.ssl else "http"
+    where = f"{scheme}://{options.host}:{options.port} (collection {options.collection!r}"
+    if (options.tenant, options.database) != ("default_tenant", "default_database"):
+        where += f", tenant {options.tenant!r}, database {options.database!r}"
+    clear: Callable[[], None] | None = None
+    if client is not None:
+        server = client
+
+        def clear() -> None:
+            with chroma_errors(options, "dropping the damaged collections"):
+                drop_collections(server, options)
+
+    return RemoteIndexDamaged(
+        where=where + ")", lives_on="a Chroma server", detail=detail, clear=clear
+    )
 
 
 @dataclass(frozen=True)
@@ -163,9 +205,13 @@ def drop_collections(client: ClientAPI, options: ChromaOptions) -> None:
     ):
         with suppress(NotFoundError):
             collection = client.get_collection(name, embedding_function=None)
-            ids = collection.get(include=[])["ids"]
-            for start in range(0, len(ids), DELETE_BATCH):
-                collection.delete(ids=ids[start : start + DELETE_BATCH])
+            try:
+                ids = collection.get(include=[])["ids"]
+                for start in range(0, len(ids), DELETE_BATCH):
+                    collection.delete(ids=ids[start : start + DELETE_BATCH])
+            except ChromaError as exc:  # a damaged collection: drop it whole
+                if isinstance(exc, NotFoundError) or not BROKEN.search(str(exc)):
+                    raise
             client.delete_collection(name)
 
 

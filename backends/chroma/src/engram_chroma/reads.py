@@ -85,7 +85,8 @@ def _chunks(got: GetResult) -> Iterator[Chunk]:
 
 
 def decode(chunk_id: str, text: str | None, meta: Any, embedding: Any) -> Chunk:
-    meta = meta or {}
+    if not records.written_by_engram(meta):
+        raise records.Unreadable(f"chunk {chunk_id!r} has lost the metadata engram wrote")
     has_vector = bool(meta.get(records.VECTOR_KEY))
     return Chunk(
         id=chunk_id,
@@ -155,6 +156,9 @@ class _Candidates:
         self.embeddings = np.asarray(raw, dtype=np.float64)
         if not self.ids:
             self.embeddings = self.embeddings.reshape(0, 0)
+        for i, m in zip(self.ids, self.metadatas, strict=True):
+            if not records.written_by_engram(m):
+                raise records.Unreadable(f"chunk {i!r} has lost the metadata engram wrote")
         self.has_vector = [bool((m or {}).get(records.VECTOR_KEY)) for m in self.metadatas]
 
     def chunk(self, i: int) -> Chunk:

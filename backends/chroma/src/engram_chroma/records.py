@@ -65,10 +65,21 @@ def to_json(metadata: Metadata, owner: str) -> str:
         ) from None
 
 
+class Unreadable(ValueError):
+    """A record engram wrote can no longer be read (its metadata gone or garbage): the
+    collection is damaged, which ``connection.chroma_errors`` reports as such."""
+
+
 def from_json(record: Mapping[str, Any] | None) -> Metadata:
-    if not record or JSON_KEY not in record:
-        return {}
-    value: Metadata = json.loads(record[JSON_KEY])
+    """The metadata a chunk or document record carries (every record engram writes has it)."""
+    if not record or not isinstance(record.get(JSON_KEY), str):
+        raise Unreadable("a record has lost the metadata engram wrote")
+    try:
+        value = json.loads(record[JSON_KEY])
+    except ValueError:
+        raise Unreadable("a record's metadata is not JSON") from None
+    if not isinstance(value, dict):
+        raise Unreadable("a record's metadata is not a JSON object")
     return value
 
 
@@ -145,7 +156,10 @@ def document_record(document: Document) -> tuple[str, dict[str, Any]]:
 
 
 def to_document(record: Mapping[str, Any]) -> Document:
-    return Document(id=record[ID_KEY], hash=record[HASH_KEY], metadata=from_json(record))
+    try:
+        return Document(id=record[ID_KEY], hash=record[HASH_KEY], metadata=from_json(record))
+    except (KeyError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+        raise Unreadable(f"a document record cannot be read ({_short(exc)})") from None
 
 
 def identity_record(identity: IndexIdentity) -> dict[str, Any]:
@@ -155,4 +169,17 @@ def identity_record(identity: IndexIdentity) -> dict[str, Any]:
 def to_identity(record: Mapping[str, Any] | None) -> IndexIdentity | None:
     if not record or IDENTITY_KEY not in record:
         return None
-    return IndexIdentity.model_validate_json(record[IDENTITY_KEY])
+    try:
+        return IndexIdentity.model_validate_json(record[IDENTITY_KEY])
+    except ValueError:
+        raise Unreadable("its index identity record is not an identity engram wrote") from None
+
+
+def written_by_engram(record: Mapping[str, Any] | None) -> bool:
+    """Whether a chunk record carries engram's own keys (a foreign collection's do not)."""
+    return bool(record) and DOCUMENT_KEY in (record or {})
+
+
+def _short(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines() or [type(exc).__name__]
+    return " ".join(line.strip() for line in lines[:2])[:200]

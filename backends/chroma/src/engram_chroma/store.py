@@ -104,7 +104,7 @@ class ChromaStore(ClosingStore):
                 close()
 
     def _open(self) -> Collections:
-        with chroma_errors(self.options, "opening its collections"):
+        with chroma_errors(self.options, "opening its collections", self._client):
             return open_collections(self._client, self.options)
 
     def _index_path(self) -> Path | None:
@@ -122,7 +122,7 @@ class ChromaStore(ClosingStore):
         them (``reset``), reopen them once and run again (every operation is idempotent)."""
         for attempt in (1, 2):
             try:
-                with chroma_errors(self.options, action):
+                with chroma_errors(self.options, action, self._client):
                     return fn(self._cols)
             except NotFoundError as exc:
                 if attempt == 2:
@@ -383,7 +383,7 @@ class ChromaStore(ClosingStore):
 
     def reset(self) -> None:
         """Drop the three collections and start empty (no identity); the keyword index too."""
-        with self._lock, chroma_errors(self.options, "resetting the store"):
+        with self._lock, chroma_errors(self.options, "resetting the store", self._client):
             self._known_identity = None
             drop_collections(self._client, self.options)
             self._cols = open_collections(self._client, self.options)
@@ -394,9 +394,15 @@ class ChromaStore(ClosingStore):
 
 
 def _read_identity(cols: Collections) -> IndexIdentity | None:
+    """The identity; none at all while chunks engram wrote are there means it was lost."""
     got = cols.meta.get(ids=[records.IDENTITY_ID], include=reads.METADATA)
     metas = got["metadatas"] or []
-    return records.to_identity(metas[0] if metas else None)
+    identity = records.to_identity(metas[0] if metas else None)
+    if identity is None:
+        sample = cols.chunks.get(limit=1, include=reads.METADATA)["metadatas"] or []
+        if sample and records.written_by_engram(sample[0]):
+            raise records.Unreadable("its index identity record is gone, but its chunks remain")
+    return identity
 
 
 _OTHER_NAME = ", or point [store] collection at another name"

@@ -3,7 +3,8 @@
 Every call into LanceDB runs inside ``guard(action)``: whatever LanceDB, Arrow or the object
 store client raises (connection refused, timeouts, permissions, a damaged table) becomes one
 ``StoreError`` that says where the store is, what failed and what to do, instead of a Rust or
-botocore traceback.
+botocore traceback. On object storage, a failure while the bucket still answers is a damaged
+table (``damage.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from lancedb.table import LanceTable
 
 from engram import EngramError, StoreError
+from engram_lancedb.damage import TABLES, remote_damage, shown
 from engram_lancedb.options import LanceDBOptions
 
 MAX_CAUSE = 300
@@ -32,7 +34,7 @@ class Database:
 
     def __init__(self, options: LanceDBOptions) -> None:
         self.options = options
-        self.where = options.target()
+        self.where = shown(options.target())  # for messages; never credentials
         self._tables: dict[str, LanceTable] = {}
         self._names: set[str] = set()
         self._listed = 0.0
@@ -40,7 +42,7 @@ class Database:
             self._make_folder(options.path)
         with self.guard("be opened"):
             self.conn = lancedb.connect(
-                self.where,
+                options.target(),
                 storage_options=dict(options.storage_options) or None,
                 read_consistency_interval=options.consistency(),
             )
@@ -56,13 +58,21 @@ class Database:
         except EngramError:
             raise
         except Exception as exc:
+            if self.options.remote and self._answers():
+                cause = self.cause(exc)
+                raise remote_damage(self.where, action, cause, self.clear) from exc
             raise StoreError(self.explain(action, exc)) from exc
 
-    def explain(self, action: str, exc: BaseException) -> str:
+    def cause(self, exc: BaseException) -> str:
+        """The first line of a LanceDB error without its prefixes and Rust source paths."""
         lines = str(exc).strip().splitlines() or [type(exc).__name__]
         cause = _SOURCE.sub("", _NOISE.sub("", lines[0])).strip()
         if len(cause) > MAX_CAUSE:
             cause = cause[:MAX_CAUSE] + "…"
+        return cause
+
+    def explain(self, action: str, exc: BaseException) -> str:
+        cause = self.cause(exc)
         if self.options.remote:
             fix = (
                 "check that the object store is reachable (storage_options.aws_endpoint or your "
@@ -75,6 +85,28 @@ class Database:
                 "damaged, run `engram rebuild` to recreate it from the markdown"
             )
         return f"the LanceDB store at {self.where} could not {action} ({cause}); {fix}"
+
+    def _answers(self) -> bool:
+        """Whether the object store answers a listing right now (then a failed read failed on
+        the data, not on the way to it)."""
+        conn = getattr(self, "conn", None)
+        if conn is None:
+            return False
+        try:
+            conn.list_tables()
+        except Exception:
+            return False
+        return True
+
+    def clear(self) -> None:
+        """Drop engram's tables however damaged they are (for an explicit rebuild or reset)."""
+        with self.guard("drop the damaged tables"):
+            self.refresh()
+            for name in TABLES:
+                if name in self._names:
+                    self.conn.drop_table(name)
+        self.forget()
+        self._names.clear()
 
     # -- tables -------------------------------------------------------------------------------
 

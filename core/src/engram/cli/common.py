@@ -75,7 +75,8 @@ def get_config(ctx: typer.Context) -> EngramConfig:
     return load_config(obj.get("overrides"), project_file=obj.get("config_file"))
 
 
-def open_memory(ctx: typer.Context) -> Memory:
+def open_memory(ctx: typer.Context, *, clear_remote: bool = False) -> Memory:
+    """``clear_remote``: the command recreates the index (see ``recovery.open_store``)."""
     from engram.memory import Memory
 
-    return Memory.open(get_config(ctx))
+    return Memory.open(get_config(ctx), clear_remote=clear_remote)

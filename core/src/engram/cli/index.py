@@ -49,7 +49,7 @@ def rebuild_command(
 ) -> None:
     """Recreate the store from the markdown files alone."""
     with (
-        open_memory(ctx) as memory,
+        open_memory(ctx, clear_remote=True) as memory,
         track(memory.store.count) as tracker,
         _stop_on_interrupt(tracker, as_json),
     ):

@@ -164,7 +164,7 @@ def reset_command(
             f"engram reset empties the {backend} index (the markdown files stay); run "
             "`engram reset --yes` to do it"
         )
-    store, damaged = open_store(config, build_registry(get_plugin_manager()))
+    store, damaged = open_store(config, build_registry(get_plugin_manager()), clear_remote=True)
     try:
         store.reset()
     finally:
