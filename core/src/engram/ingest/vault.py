@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
-from operator import attrgetter
 from pathlib import Path
 
 from pathspec import GitIgnoreSpec, PathSpec
@@ -86,7 +85,9 @@ def discover(
     """
     included = _matcher(include)
     excluded = _matcher(exclude) if exclude else None
-    found: dict[str, VaultFile] = {}
+    # (document id, path, root) of each file; the id names the file (one id, one path), so
+    # sorting the tuples sorts by id, and the first root to find a file keeps it.
+    found: list[tuple[str, str, Path]] = []
     project = project_root.resolve().as_posix()
     for raw_root in roots:
         root = raw_root.expanduser().resolve()
@@ -95,21 +96,24 @@ def discover(
                 f"vault path {raw_root} does not exist; check vault.paths or the path you gave"
             )
         if root.is_file():
-            key = os.fspath(root)
-            found.setdefault(key, VaultFile(root, root.parent, _relative_id(root, project)))
+            found.append((_relative_id(root, project), os.fspath(root), root.parent))
             continue
-        # Inlined ``_relative_id``: this loop runs once a file, and a no-op re-index is little
-        # more than it and a stat a file.
-        inside = project if project.endswith("/") else project + "/"
-        cut = len(inside)
-        native = os.sep == "/"
+        # A file's id is the root's id and its path below the root: one concatenation a file,
+        # since this loop is most of what a no-op re-index does besides a stat a file.
+        base = _relative_id(root, project)
+        prefix = "" if base == "." else base if base.endswith("/") else base + "/"
         for folder in _walk(root, respect_gitignore):
-            for full, rel in folder:
-                if included(rel) and not (excluded and excluded(rel)) and full not in found:
-                    posix = full if native else full.replace(os.sep, "/")
-                    doc_id = posix[cut:] if posix.startswith(inside) else posix
-                    found[full] = VaultFile(full, root, doc_id)
-    return sorted(found.values(), key=attrgetter("document_id"))
+            found.extend(
+                (prefix + rel, full, root)
+                for full, rel in folder
+                if included(rel) and not (excluded and excluded(rel))
+            )
+    if len(roots) > 1:
+        found = list(
+            {doc_id: (doc_id, full, root) for doc_id, full, root in reversed(found)}.values()
+        )
+    found.sort()
+    return [VaultFile(full, root, doc_id) for doc_id, full, root in found]
 
 
 def _matcher(patterns: Sequence[str]) -> Callable[[str], object]:
