@@ -103,11 +103,11 @@ def discover(
         base = _relative_id(root, project)
         prefix = "" if base == "." else base if base.endswith("/") else base + "/"
         for folder in _walk(root, respect_gitignore):
-            found.extend(
+            found += [
                 (prefix + rel, full, root)
                 for full, rel in folder
                 if included(rel) and not (excluded and excluded(rel))
-            )
+            ]
     if len(roots) > 1:
         found = list(
             {doc_id: (doc_id, full, root) for doc_id, full, root in reversed(found)}.values()
@@ -149,8 +149,9 @@ def _walk(root: Path, respect_gitignore: bool) -> Iterator[list[tuple[str, str]]
             ignores = [*ignores, (rel_dir, GitIgnoreSpec.from_lines(lines.splitlines()))]
         subfolders = []
         files = []
+        head = rel_dir + "/" if rel_dir else ""
         for entry in entries:
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            rel = head + entry.name
             if entry.is_dir():
                 if (
                     not entry.is_symlink()
