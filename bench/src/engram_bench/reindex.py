@@ -142,9 +142,8 @@ def measure(
     first index then only catches up; its time is not a first index's)."""
     root = folder / "vault"
     reused = reuse and root.is_dir() and (folder / ".engram").is_dir()
-    if reused:
+    if reused:  # files a previous run edited are restamped by the catch-up index below
         paths = sorted(root.rglob("*.md"))
-        vault.age(paths[-EDITS * 8 :], 3600)  # the files a previous run edited
     else:
         fresh_folder(folder)
         paths = vault.write_vault(root, files)
