@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from engram.ingest.bulk import gc_paused
 from engram.ingest.engine import DocumentWriter, Pending, remove_documents
 from engram.ingest.records import Records
 from engram.ingest.report import IndexInterrupted, IndexReport, Progress, Skipped
@@ -79,10 +80,11 @@ def sync_files(
     started = time.perf_counter()
     report = IndexReport(dry_run=dry_run)
     records = Records(store)
-    known = records.stamps(SOURCE, [_posix_root(root) for root in roots], STABLE_S)
     try:
-        suspects = _suspects(files, known, report)
-        removed = set(known) - {f.document_id for f in files}
+        with gc_paused():  # the no-op part: no cycles, only many small objects
+            known = records.stamps(SOURCE, [_posix_root(root) for root in roots], STABLE_S)
+            suspects = _suspects(files, known, report)
+            removed = set(known) - {f.document_id for f in files}
         full = records.documents([f.document_id for f, _ in suspects if f.document_id in known])
         writer = DocumentWriter(store, embedder, report, "files")
         settled = len(files) - len(suspects)

@@ -14,6 +14,7 @@ from pathspec import GitIgnoreSpec, PathSpec
 from pathspec.pattern import RegexPattern
 
 from engram.errors import ConfigError
+from engram.ingest.bulk import gc_paused
 
 ALWAYS_SKIPPED_DIRS = frozenset({".git", ".engram", ".venv", "node_modules", "__pycache__"})
 
@@ -83,6 +84,17 @@ def discover(
     A root that is a file is taken as given. Hidden folders (``.obsidian``, ``.trash``…) and
     tool folders are skipped. The result is sorted and free of duplicates.
     """
+    with gc_paused():  # many small records, no cycles (see engram.ingest.bulk)
+        return _discover(roots, project_root, include, exclude, respect_gitignore)
+
+
+def _discover(
+    roots: Sequence[Path],
+    project_root: Path,
+    include: Sequence[str],
+    exclude: Sequence[str],
+    respect_gitignore: bool,
+) -> list[VaultFile]:
     included = _matcher(include)
     excluded = _matcher(exclude) if exclude else None
     # (document id, path, root) of each file; the id names the file (one id, one path), so
