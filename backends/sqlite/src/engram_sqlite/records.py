@@ -38,6 +38,9 @@ def to_document(row: Sequence[Any]) -> Document:
 STAMP_COLUMNS = "source, path, size, mtime_ns, inode, indexed_at"
 
 
+MANY_ROOTS = 32  # more roots (a collection indexing its files one by one) go as one JSON list
+
+
 def stamps_query(roots: int) -> str:
     """The stamps (``engram.stamps``) of one source's records under ``roots`` roots, from the
     columns ``put_document`` fills (migration 3): one plain query, no JSON parsed, no
@@ -45,7 +48,13 @@ def stamps_query(roots: int) -> str:
     settling time, the source, then per root the root, root + "/" and root + "0" ("0" follows
     "/": the range is exactly the paths that start with root + "/"). The mtime test is the
     same IEEE double arithmetic as ``stamp_of``'s."""
-    under = " OR ".join(["(path = ? OR (path >= ? AND path < ?))"] * roots) or "0"
+    if roots > MANY_ROOTS:  # one JSON parameter: no limit on bound variables
+        under = (  # documents.path: json_each has a column named path too
+            "EXISTS (SELECT 1 FROM json_each(?) r WHERE documents.path = r.value "
+            "OR (documents.path >= r.value || '/' AND documents.path < r.value || '0'))"
+        )
+    else:
+        under = " OR ".join(["(path = ? OR (path >= ? AND path < ?))"] * roots) or "0"
     return (
         "SELECT id, CASE WHEN hash != '' AND mtime_ns / 1e9 + ? <= indexed_at THEN size END, "
         f"mtime_ns, inode FROM documents WHERE source = ? AND ({under})"
@@ -53,6 +62,8 @@ def stamps_query(roots: int) -> str:
 
 
 def stamp_parameters(source: str, roots: Sequence[str], settled_s: float) -> list[Any]:
+    if len(roots) > MANY_ROOTS:
+        return [settled_s, source, id_list(roots)]
     return [settled_s, source, *(p for root in roots for p in (root, root + "/", root + "0"))]
 
 
