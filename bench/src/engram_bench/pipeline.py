@@ -4,7 +4,8 @@ embedder's own throughput.
 
 The no-op re-run is also measured against its floor in the same run: ``os.walk`` of the vault
 plus one ``os.stat`` per file, which is all a no-op must do (target: at most 1.5 times that), and a
-one-file edit against that floor plus the time to embed the edited file's chunks.
+one-file edit against that floor plus the time to embed the edited file's chunks; the
+measurement is ``engram_bench.reindex``'s, which also runs alone at 1K and 10K files.
 
 All stores share one embedding cache created for this run: the first store's first run embeds
 every chunk (cold cache), later stores find them cached, which is what switching backends costs
@@ -14,8 +15,6 @@ every store's 1%-changed run really embeds its changed chunks.
 
 from __future__ import annotations
 
-import math
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,14 +24,12 @@ from engram.config import EngramConfig
 from engram.ingest.sync import IndexReport
 from engram.memory import Memory
 from engram.registry import Registry
-from engram_bench import vault
+from engram_bench import reindex, vault
 from engram_bench.embedding import build_embedder, throughput
 from engram_bench.stores import StoreSpec, fresh_folder
 
 Log = Callable[[str], None]
 CHANGED_SHARE = 0.01
-NOOP_TARGET = 1.5  # a no-op re-index within this many times the walk + stat floor
-REPEATS = 3  # the best of this many, for the floor and the no-op alike
 
 
 def _row(
@@ -60,56 +57,27 @@ def _timed_index(memory: Memory, root: Path, label: str, files: int) -> dict[str
     return _row(label, report, seconds, files, memory.embedder.texts_embedded - before)
 
 
-def stat_floor(root: Path) -> float:
-    """Seconds to walk ``root`` and stat every file (the best of ``REPEATS``)."""
-    best = math.inf
-    for _ in range(REPEATS):
-        began = time.perf_counter()
-        for folder, _, names in os.walk(root):
-            for name in names:
-                os.stat(os.path.join(folder, name))
-        best = min(best, time.perf_counter() - began)
-    return best
-
-
-def _embedding_seconds(memory: Memory, document_id: str) -> float:
-    """Seconds the embedder itself takes for one document's chunks (no cache)."""
-    texts = [
-        c.text
-        for batch in memory.store.iter_chunks()
-        for c in batch
-        if c.document_id == document_id
-    ]
-    began = time.perf_counter()
-    memory.embedder.inner.embed(texts, "document")
-    return time.perf_counter() - began
-
-
 def noop_against_floor(
     memory: Memory, root: Path, paths: list[Path], files: int
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The no-op re-index (best of ``REPEATS``) and a one-file edit, against the floor."""
-    noop = min(
-        (_timed_index(memory, root, "no-op", files) for _ in range(REPEATS)),
-        key=lambda row: float(row["seconds"]),
-    )
-    floor = stat_floor(root)
-    edited = vault.change(paths[len(paths) // 2 :][:1], 1.0, "one-file edit")
-    edit = _timed_index(memory, root, "1 file edited", 1)
-    doc_id = edited[0].relative_to(root).as_posix()
-    embedding = _embedding_seconds(memory, doc_id)
-    return {
+    """The no-op re-index and a one-file edit against the walk + stat floor (measured by
+    ``engram_bench.reindex``, the same run's floor paired with each call)."""
+    noop = reindex.noop(memory, root)
+    edit = reindex.one_file_edit(memory, root, paths, edits=1)
+    floor = {
         "files": files,
-        "floor_seconds": floor,
-        "noop_seconds": noop["seconds"],
-        "noop_ratio": noop["seconds"] / floor if floor > 0 else None,
+        "floor_seconds": noop["floor_wall_s"],
+        "noop_seconds": noop["call_wall_s"],
+        "noop_ratio": noop["ratio_wall"],
         "noop_unchanged": noop["unchanged"],
-        "target_ratio": NOOP_TARGET,
-        "edit_seconds": edit["seconds"],
-        "edit_changed": edit["changed"],
-        "edit_embedding_seconds": embedding,
-        "edit_budget_seconds": NOOP_TARGET * floor + embedding,
-    }, noop
+        "target_ratio": reindex.TARGET,
+        "edit_seconds": edit["call_wall_s"],
+        "edit_changed": 1,
+        "edit_embedding_seconds": edit["embedding_s"],
+        "edit_budget_seconds": edit["budget_s"],
+    }
+    report = IndexReport(unchanged=noop["unchanged"])
+    return floor, _row("no-op", report, noop["call_wall_s"], files, 0)
 
 
 def run_store_pipeline(

@@ -120,6 +120,9 @@ if TYPE_CHECKING:
         embedder_identity,
     )
     from engram.registry import NoOptions, Register
+    from engram.stamps import Stat, stamp_of, stat_from
+    from engram.stamps import number_of as stamp_number
+    from engram.stamps import text_of as stamp_text
     from engram.storekit import check_dimension, check_finite, check_identity, check_vector
     from engram.usage import (
         DEFAULT_LEDGER_PATH,
@@ -222,6 +225,11 @@ _LAZY: dict[str, tuple[str, str]] = {
     "IdentityMismatch": ("engram.errors", "IdentityMismatch"),
     "IndexDamaged": ("engram.errors", "IndexDamaged"),
     "RemoteIndexDamaged": ("engram.errors", "RemoteIndexDamaged"),
+    "Stat": ("engram.stamps", "Stat"),
+    "stat_from": ("engram.stamps", "stat_from"),
+    "stamp_of": ("engram.stamps", "stamp_of"),
+    "stamp_text": ("engram.stamps", "text_of"),
+    "stamp_number": ("engram.stamps", "number_of"),
     "InvalidMemory": ("engram.errors", "InvalidMemory"),
     "InvalidVector": ("engram.errors", "InvalidVector"),
     "MemoryNotFound": ("engram.errors", "MemoryNotFound"),
@@ -364,6 +372,7 @@ __all__ = [
     "SearchMode",
     "SearchResult",
     "Searcher",
+    "Stat",
     "Store",
     "StoreCapability",
     "StoreError",
@@ -392,6 +401,10 @@ __all__ = [
     "prepare_messages",
     "resolve_api_key",
     "revisions_of",
+    "stamp_number",
+    "stamp_of",
+    "stamp_text",
+    "stat_from",
     "to_utc",
     "token_bound",
     "tokenize",

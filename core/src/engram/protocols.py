@@ -5,7 +5,7 @@ constructor signature is the plugin's own business.
 
 Besides the four, a part may offer optional capabilities that core uses when present and does
 without otherwise: ``Closes``, ``Optimizes``, ``Diagnoses``, ``HasOptions`` (any part),
-``PrunesDocuments`` and ``CandidateSearch`` (stores), and ``ChecksContradictions``,
+``PrunesDocuments``, ``ReadsStamps`` and ``CandidateSearch`` (stores), and ``ChecksContradictions``,
 ``Condenses``, ``ReportsFailures`` (extractors). Each is a runtime-checkable protocol, so
 core asks ``isinstance(part, Optimizes)``, never ``getattr``.
 """
@@ -30,6 +30,7 @@ from engram.models import (
     SearchMode,
     SearchResult,
 )
+from engram.stamps import Stat
 
 StoreCapability = Literal["vector", "keyword", "filter", "persistent", "concurrent-writers"]
 
@@ -203,6 +204,20 @@ class PrunesDocuments(Protocol):
     without it has the document's chunks deleted before the upsert instead."""
 
     def prune_document(self, document_id: str, keep: Sequence[str]) -> None: ...
+
+
+@runtime_checkable
+class ReadsStamps(Protocol):
+    """Optional for a store: the stamp (``engram.stamps``) of every record of ``source`` whose
+    metadata ``path`` is one of ``roots`` or lies under one (posix, no trailing "/"), in one
+    bulk read; and the full records of a few ids. A re-index reads the stamps, stats each file
+    and fetches the records of changed and removed files only; without it, core derives both
+    from ``list_documents`` (``engram.ingest.records``), which builds every record."""
+
+    def document_stamps(
+        self, source: str, roots: Sequence[str], settled_s: float
+    ) -> dict[str, Stat | None]: ...
+    def get_documents(self, ids: Sequence[str]) -> dict[str, Document]: ...
 
 
 @runtime_checkable

@@ -11,8 +11,8 @@ cache). Until then ``SourceNamer`` still names such a document right, from its p
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,10 @@ def label_files(files: Sequence[VaultFile], memory_roots: Sequence[Path]) -> lis
     """``files`` (found by discovery) labelled: ``memory`` under one of ``memory_roots`` (the
     memory folders and the collections folder, resolved), ``vault`` anywhere else."""
     inside = _prefixes(memory_roots)
-    return [f if f.path.as_posix().startswith(inside) else replace(f, source=VAULT) for f in files]
+    sep = os.sep
+    return [
+        f if f.location.replace(sep, "/").startswith(inside) else f.labelled(VAULT) for f in files
+    ]
 
 
 class SourceNamer:

@@ -13,6 +13,16 @@ from engram import StoreError
 from engram_sqlite.fts import TOKENIZER
 
 _TOKENIZE = TOKENIZER.replace("'", "''")
+_STAT = "CASE WHEN json_array_length(metadata, '$.stat') = 3 THEN 1 END"
+
+
+def _typed(path: str, types: str) -> str:
+    """The JSON value at ``path`` of a record's metadata when its type is one of ``types``."""
+    return (
+        f"CASE WHEN json_type(metadata, '{path}') IN ({types}) "
+        f"THEN json_extract(metadata, '{path}') END"
+    )
+
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: chunks, their vectors as given (float32), documents, meta, and the FTS5 index; triggers
@@ -97,6 +107,26 @@ MIGRATIONS: tuple[str, ...] = (
         SELECT 1 FROM chunks c
         WHERE c.document_id = documents.id AND json_extract(c.metadata, '$.source') = 'vault'
       );
+    """,
+    # 4: a record's stamp (engram.stamps: source, path, the file's size / mtime_ns / inode when
+    # indexed, when that was) in columns of its own, written with the record: a re-index reads
+    # every stamp in one plain SELECT instead of parsing 10K JSON records. Existing records are
+    # filled from their JSON, typed as ``stamp_of`` types them (anything else stays NULL, which
+    # only means "read that file once more").
+    f"""
+    ALTER TABLE documents ADD COLUMN source TEXT;
+    ALTER TABLE documents ADD COLUMN path TEXT;
+    ALTER TABLE documents ADD COLUMN size INTEGER;
+    ALTER TABLE documents ADD COLUMN mtime_ns INTEGER;
+    ALTER TABLE documents ADD COLUMN inode INTEGER;
+    ALTER TABLE documents ADD COLUMN indexed_at REAL;
+    UPDATE documents SET
+        source = {_typed("$.source", "'text'")},
+        path = {_typed("$.path", "'text'")},
+        size = {_STAT} * {_typed("$.stat[0]", "'integer'")},
+        mtime_ns = {_STAT} * {_typed("$.stat[1]", "'integer'")},
+        inode = {_STAT} * {_typed("$.stat[2]", "'integer'")},
+        indexed_at = {_typed("$.indexed_at", "'integer', 'real'")};
     """,
 )
 LATEST = len(MIGRATIONS)

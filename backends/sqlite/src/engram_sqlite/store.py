@@ -28,6 +28,7 @@ from engram import (
     IndexIdentity,
     Keys,
     Scores,
+    Stat,
     StoreCapability,
     StoreError,
     check_finite,
@@ -49,10 +50,15 @@ from engram_sqlite.options import SQLiteOptions
 from engram_sqlite.records import (
     CHUNK_COLUMNS,
     CHUNKS,
+    STAMP_COLUMNS,
     id_list,
     metadata_json,
+    stamp_columns,
+    stamp_parameters,
+    stamps_query,
     to_chunk,
     to_document,
+    to_stamps,
 )
 from engram_sqlite.vectors import prepare
 from engram_sqlite.writes import latest_by_id, metadata_for, write_chunks
@@ -215,14 +221,33 @@ class SQLiteStore(ClosingStore):
         meta = metadata_json(document.metadata, f"document {document.id!r}")
         with self._db.write() as conn:
             conn.execute(
-                "INSERT INTO documents(id, hash, metadata) VALUES (?, ?, ?) "
-                "ON CONFLICT(id) DO UPDATE SET hash = excluded.hash, metadata = excluded.metadata",
-                (document.id, document.hash, meta),
+                f"INSERT INTO documents(id, hash, metadata, {STAMP_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+                "hash = excluded.hash, metadata = excluded.metadata, source = excluded.source, "
+                "path = excluded.path, size = excluded.size, mtime_ns = excluded.mtime_ns, "
+                "inode = excluded.inode, indexed_at = excluded.indexed_at",
+                (document.id, document.hash, meta, *stamp_columns(document)),
             )
 
     def list_documents(self) -> dict[str, Document]:
         with self._db.read() as conn:
             rows = conn.execute("SELECT id, hash, metadata FROM documents ORDER BY id").fetchall()
+        return {row[0]: to_document(row) for row in rows}
+
+    def document_stamps(
+        self, source: str, roots: Sequence[str], settled_s: float
+    ) -> dict[str, Stat | None]:
+        query, params = stamps_query(len(roots)), stamp_parameters(source, roots, settled_s)
+        with self._db.statement() as conn:
+            return to_stamps(conn.execute(query, params).fetchall())
+
+    def get_documents(self, ids: Sequence[str]) -> dict[str, Document]:
+        with self._db.read() as conn:
+            rows = conn.execute(
+                "SELECT id, hash, metadata FROM documents "
+                "WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+                (id_list(ids),),
+            ).fetchall()
         return {row[0]: to_document(row) for row in rows}
 
     # -- search -------------------------------------------------------------------------------

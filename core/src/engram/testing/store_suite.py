@@ -24,9 +24,11 @@ from engram.errors import (
     StoreError,
 )
 from engram.filters import And, Contains, Eq, Filter, In, Ne, Not, Or, Range, matches, parse_filter
+from engram.ingest.records import Records
 from engram.models import Chunk, Document, Hit
 from engram.protocols import HasOptions, Store
 from engram.search.candidates import candidate_search
+from engram.stamps import selected, stamp_of
 from engram.testing.data import (
     DIMENSION,
     IDENTITY,
@@ -264,6 +266,45 @@ class StoreSuite(SuiteIntegrity):
         docs = ready.list_documents()
         assert set(docs) == {"a.md", "b.md"}
         assert docs["a.md"].hash == "2" and docs["a.md"].metadata == {"source": "memory"}
+
+    def test_document_stamps_agree_with_the_records(self, ready: Store) -> None:
+        """A re-index's bulk read (``ReadsStamps``, or core's fallback over ``list_documents``)
+        gives each record of the source under the roots the stamp ``stamp_of`` gives it, and
+        ``documents(ids)`` the records themselves. Failure: the store's stamp columns are not
+        rewritten with the record, a malformed stat or time is trusted, or the path test
+        takes "/v2/x.md" for a file under "/v"."""
+        mtime = 1_700_000_000_000_000_000
+        good = {"source": "memory", "stat": [10, mtime, 7], "indexed_at": mtime / 1e9 + 5}
+        records = {
+            "a": ("h", {**good, "path": "/v/a.md"}),
+            "deep": ("h", {**good, "path": "/v/sub/deep.md"}),
+            "root-file": ("h", {**good, "path": "/v"}),
+            "racy": ("h", {**good, "path": "/v/r.md", "indexed_at": mtime / 1e9 + 1}),
+            "unhashed": ("", {**good, "path": "/v/u.md"}),
+            "bad-stat": ("h", {**good, "path": "/v/b.md", "stat": ["10", mtime, 7]}),
+            "short-stat": ("h", {**good, "path": "/v/s.md", "stat": [10, mtime]}),
+            "bool-time": ("h", {**good, "path": "/v/t.md", "indexed_at": True}),
+            "no-meta": ("h", {}),
+            "session": ("h", {**good, "source": "sessions", "path": "/v/x.md"}),
+            "sibling": ("h", {**good, "path": "/v2/x.md"}),
+            "elsewhere": ("h", {**good, "path": "/w/x.md"}),
+        }
+        for doc_id, (digest, meta) in records.items():
+            ready.put_document(Document(id=doc_id, hash="stale", metadata={"source": "memory"}))
+            ready.put_document(Document(id=doc_id, hash=digest, metadata=meta))
+        docs = ready.list_documents()
+        expected = {
+            i: stamp_of(d, 2.0) for i, d in docs.items() if selected(d, "memory", ["/v", "/w"])
+        }
+        assert set(expected) == {
+            "a", "deep", "root-file", "racy", "unhashed", "bad-stat", "short-stat",
+            "bool-time", "elsewhere",
+        }  # fmt: skip
+        assert expected["a"] == (10, mtime, 7) and expected["racy"] is None
+        assert Records(ready).stamps("memory", ["/v", "/w"], 2.0) == expected
+        assert Records(ready).stamps("memory", [], 2.0) == {}
+        wanted = ["a", "racy", "unknown"]
+        assert Records(ready).documents(wanted) == {i: docs[i] for i in ("a", "racy")}
 
     def test_reset_empties_everything_including_identity(self, filled: Store) -> None:
         """``reset`` leaves the store as new (rebuild depends on it).

@@ -1,0 +1,209 @@
+"""Re-indexing a vault trusts a file's stat only where it proves the file unchanged: any change
+of size, mtime or inode sends the file to its content hash; a touch costs a hash, not an
+embedding; deleted and renamed files leave the store. On the SQLite store (its bulk stamp read)
+and on the built-in memory store (core's fallback over ``list_documents``) alike."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engram.document_ids import document_id_for
+from engram.memory import Memory
+from support import MemoryFactory, note, write_vault
+
+STORES = ["sqlite", "memory"]
+
+
+def _age(path: Path, seconds: float = 60) -> None:
+    """Date a file back, as a note written before this session (see ``engram.stamps``)."""
+    st_ = path.stat()
+    os.utime(path, ns=(st_.st_atime_ns, st_.st_mtime_ns - int(seconds * 1e9)))
+
+
+def _keep_mtime(path: Path, mtime_ns: int) -> None:
+    os.utime(path, ns=(mtime_ns, mtime_ns))
+
+
+def _indexed(memory: Memory, vault: Path) -> tuple[int, int, int, int, int]:
+    r = memory.index([vault])
+    return r.new, r.changed, r.unchanged, r.removed, r.texts_embedded
+
+
+def _vault(tmp_path: Path, files: int = 4) -> Path:
+    vault = write_vault(tmp_path / "vault", {f"n/{i}.md": note(i) for i in range(files)})
+    for path in (vault / "n").iterdir():
+        _age(path)
+    return vault
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_an_edit_within_the_same_mtime_that_changes_the_size_is_read(
+    tmp_path: Path, open_memory: MemoryFactory, store: str
+) -> None:
+    vault = _vault(tmp_path)
+    memory = open_memory(store=store)
+    memory.index([vault])
+    path = vault / "n" / "1.md"
+    mtime = path.stat().st_mtime_ns
+    path.write_text(path.read_text(encoding="utf-8") + "\nZebrafish appendix.\n", "utf-8")
+    _keep_mtime(path, mtime)  # same mtime tick: only the size tells
+    new, changed, unchanged, _, embedded = _indexed(memory, vault)
+    assert (new, changed, unchanged) == (0, 1, 3) and embedded >= 1
+    assert memory.store.keyword_search("zebrafish", 5)
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_a_file_replaced_with_the_same_size_and_mtime_is_read_by_its_new_inode(
+    tmp_path: Path, open_memory: MemoryFactory, store: str
+) -> None:
+    vault = _vault(tmp_path)
+    memory = open_memory(store=store)
+    memory.index([vault])
+    path = vault / "n" / "2.md"
+    before = path.stat()
+    text = path.read_text(encoding="utf-8")
+    swapped = text.replace("This", "Quux", 1)
+    assert len(swapped) == len(text) and swapped != text
+    # An editor's atomic save: write a new file beside it, rename it over (a new inode).
+    spare = vault / "n" / "2.md.tmp"
+    spare.write_text(swapped, encoding="utf-8")
+    _keep_mtime(spare, before.st_mtime_ns)
+    spare.replace(path)
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    assert after.st_ino != before.st_ino
+    assert _indexed(memory, vault)[:3] == (0, 1, 3)
+    assert memory.store.keyword_search("quux", 5)
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_a_touched_file_is_hashed_once_not_embedded_and_then_trusted_again(
+    tmp_path: Path, open_memory: MemoryFactory, store: str
+) -> None:
+    vault = _vault(tmp_path)
+    memory = open_memory(store=store)
+    memory.index([vault])
+    path = vault / "n" / "0.md"
+    path.touch()
+    _age(path)  # a new mtime, older than this run: trusted once the record has it
+    assert _indexed(memory, vault) == (0, 0, 4, 0, 0)
+    record = memory.store.list_documents()["vault/n/0.md"]
+    assert record.metadata["stat"] == [
+        path.stat().st_size,
+        path.stat().st_mtime_ns,
+        path.stat().st_ino,
+    ]
+    # The record learnt the new stat: the next run proves the file unchanged without reading
+    # it, so even a same-size same-mtime edit (which only a read could see) goes unseen.
+    text = path.read_text(encoding="utf-8")
+    mtime = path.stat().st_mtime_ns
+    with open(path, "r+", encoding="utf-8") as handle:
+        handle.write(text.replace("This", "Wxyz", 1))
+    _keep_mtime(path, mtime)
+    assert _indexed(memory, vault) == (0, 0, 4, 0, 0)
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_deleted_and_renamed_files_leave_the_store_and_the_new_name_is_indexed(
+    tmp_path: Path, open_memory: MemoryFactory, store: str
+) -> None:
+    vault = _vault(tmp_path)
+    memory = open_memory(store=store)
+    memory.index([vault])
+    (vault / "n" / "0.md").unlink()
+    (vault / "n" / "1.md").rename(vault / "n" / "renamed.md")
+    new, changed, unchanged, removed, _ = _indexed(memory, vault)
+    assert (new, changed, unchanged, removed) == (1, 0, 2, 2)
+    assert set(memory.store.list_documents()) == {
+        "vault/n/2.md",
+        "vault/n/3.md",
+        "vault/n/renamed.md",
+    }
+    chunk_docs = {c.document_id for batch in memory.store.iter_chunks() for c in batch}
+    assert chunk_docs == set(memory.store.list_documents())
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_indexing_one_folder_leaves_the_records_of_a_sibling_folder_alone(
+    tmp_path: Path, open_memory: MemoryFactory, store: str
+) -> None:
+    """Roots are compared as paths: indexing ``vault/n`` never takes ``vault/n2`` for part
+    of it (and so never removes its records)."""
+    vault = write_vault(tmp_path / "vault", {"n/a.md": note(1), "n2/b.md": note(2)})
+    memory = open_memory(store=store)
+    memory.index([vault / "n2"])
+    report = memory.index([vault / "n"])
+    assert (report.new, report.removed) == (1, 0)
+    assert set(memory.store.list_documents()) == {"vault/n/a.md", "vault/n2/b.md"}
+
+
+# -- the invariant: after any edits, the store holds exactly the files, at their content ------
+
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["edit-same-mtime", "edit", "touch", "delete", "rename", "create"]),
+        st.integers(0, 5),
+    ),
+    max_size=6,
+)
+
+
+@pytest.mark.parametrize("store", STORES)
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(rounds=st.lists(OPS, min_size=1, max_size=2))
+def test_after_any_edits_the_store_holds_exactly_the_files_at_their_content(
+    tmp_path_factory: pytest.TempPathFactory,
+    open_memory: MemoryFactory,
+    store: str,
+    rounds: list[list[tuple[str, int]]],
+) -> None:
+    """Every change a stat can see (size, mtime, inode) is indexed; a same-size edit within the
+    same mtime is left out, being the one change a stat cannot see (as for make and git)."""
+    root = tmp_path_factory.mktemp("vault")
+    vault = write_vault(root, {f"f{i}.md": note(i) for i in range(3)})
+    for path in vault.iterdir():
+        _age(path)
+    memory = open_memory(store=store)
+    memory.index([vault])
+    serial = 0
+    for ops in rounds:
+        for op, pick in ops:
+            serial += 1
+            files = sorted(vault.glob("*.md"))
+            if op == "create" or not files:
+                write_vault(vault, {f"new{serial}.md": note(serial) + f"\nCreated {serial}.\n"})
+                continue
+            path = files[pick % len(files)]
+            mtime = path.stat().st_mtime_ns
+            if op == "edit-same-mtime":  # grows the file: its size tells
+                path.write_text(path.read_text("utf-8") + f"\nAdded {serial}.\n", "utf-8")
+                _keep_mtime(path, mtime)
+            elif op == "edit":
+                path.write_text(note(serial) + f"\nRewritten {serial}.\n", encoding="utf-8")
+            elif op == "touch":
+                path.touch()
+            elif op == "delete":
+                path.unlink()
+            else:
+                path.rename(vault / f"moved{serial}.md")
+        memory.index([vault])
+        on_disk = {
+            document_id_for(p.resolve(), memory.config.root): hashlib.sha256(
+                p.read_bytes()
+            ).hexdigest()
+            for p in vault.glob("*.md")
+        }
+        # The store outlives one example (the fixture is the test's): look at this vault's part.
+        mine = document_id_for(vault.resolve(), memory.config.root) + "/"
+        records = memory.store.list_documents()
+        assert {i: d.hash for i, d in records.items() if i.startswith(mine)} == on_disk
+        chunks = {c.document_id for batch in memory.store.iter_chunks() for c in batch}
+        assert {i for i in chunks if i.startswith(mine)} == set(on_disk)
