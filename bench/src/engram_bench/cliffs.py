@@ -86,19 +86,33 @@ def paired(
 ) -> tuple[dict[str, float], dict[str, float]]:
     """Latency of ``floor`` (numpy over the same vectors) and ``call``, query by query in turn,
     so both see the same load on a shared machine."""
+    floor_ms, (call_ms,) = in_turn(floor, [call], qvec, inputs)
+    return floor_ms, call_ms
+
+
+def in_turn(
+    floor: Callable[[npt.NDArray[np.float32]], object],
+    calls: Sequence[Callable[[_In], object]],
+    qvec: list[list[float]],
+    inputs: Sequence[_In],
+) -> tuple[dict[str, float], list[dict[str, float]]]:
+    """Latency of ``floor`` and of each of ``calls``, all timed on one query before the next."""
     arrays = [np.asarray(v, dtype=np.float32) for v in qvec]
     for a, v in zip(arrays[:WARMUP], inputs[:WARMUP], strict=True):
         floor(a)
-        call(v)
-    floor_s, call_s = [], []
+        for call in calls:
+            call(v)
+    floor_s: list[float] = []
+    call_s: list[list[float]] = [[] for _ in calls]
     for a, v in zip(arrays, inputs, strict=True):
         start = time.perf_counter()
         floor(a)
-        middle = time.perf_counter()
-        call(v)
-        floor_s.append(middle - start)
-        call_s.append(time.perf_counter() - middle)
-    return summarize_ms(floor_s), summarize_ms(call_s)
+        floor_s.append(time.perf_counter() - start)
+        for call, samples in zip(calls, call_s, strict=True):
+            start = time.perf_counter()
+            call(v)
+            samples.append(time.perf_counter() - start)
+    return summarize_ms(floor_s), [summarize_ms(s) for s in call_s]
 
 
 class _OneAfterTheOther:

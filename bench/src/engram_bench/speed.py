@@ -31,7 +31,7 @@ from engram.models import Chunk, IndexIdentity
 from engram.protocols import Store
 from engram.search import HybridSearcher
 from engram_bench import synthetic
-from engram_bench.cliffs import WARMUP, K, after_changes, one_after_the_other, paired
+from engram_bench.cliffs import WARMUP, K, after_changes, in_turn, one_after_the_other, paired
 from engram_bench.cliffs import exact_top_k as exact_top_k  # its old home, still imported
 from engram_bench.embedding import FixedEmbedder
 from engram_bench.stores import StoreSpec, fresh_folder, maintain
@@ -142,14 +142,16 @@ def measure_store(
                 return lambda t: searcher.search(t, target, embedder, mode="hybrid", limit=K)
 
             out["paired"] = {
-                "vector": paired(numpy_floor, lambda v: store.vector_search(v, K), qvec, qvec),
-                "hybrid": paired(numpy_floor, hybrid(store), qvec, queries.texts),
+                "vector": paired(numpy_floor, lambda v: store.vector_search(v, K), qvec, qvec)
             }
-            halves = one_after_the_other(store)  # a store that runs them at once, without it
-            if halves is not None:
-                out["paired"]["hybrid_one_after_the_other"] = paired(
-                    numpy_floor, hybrid(halves), qvec, queries.texts
-                )
+            # A store that can run the halves at once is also timed without, in the same turns.
+            halves = one_after_the_other(store)
+            targets = [store] if halves is None else [store, halves]
+            floor_ms, hybrid_ms = in_turn(
+                numpy_floor, [hybrid(t) for t in targets], qvec, queries.texts
+            )
+            for name, ms in zip(["hybrid", "hybrid_one_after_the_other"], hybrid_ms, strict=False):
+                out["paired"][name] = (floor_ms, ms)
             out["after_changes"] = after_changes(store, data, qvec, batch)
         out["peak_rss_mib"] = peak_rss_mb()
         out["rss_before_mib"] = rss_before
