@@ -144,7 +144,8 @@ def test_both_halves_at_once_equal_the_halves_one_after_the_other(
     """``candidate_pair`` (keyword half on the second connection's thread, or one after the other
     for an in-memory index) answers exactly what the two calls answer, for any words, k and
     filter, while writes land in between."""
-    store = make_store(path=Path(":memory:")) if in_memory else make_store()
+    path = Path(":memory:") if in_memory else None
+    store = make_store(parallel_hybrid_from=0, **({} if path is None else {"path": path}))
     store.set_identity(IDENTITY)
     fill(store, 400, seed=5)
     vectors = np.random.default_rng(6).normal(size=(8, DIM)).tolist()
@@ -175,16 +176,21 @@ def test_both_halves_at_once_equal_the_halves_one_after_the_other(
 def test_the_keyword_half_has_its_own_thread_and_connection_until_close(
     make_store: MakeStore,
 ) -> None:
-    """The second connection lives on one named thread, opened on first use; closing the store
-    closes it and ends the thread, and a closed store refuses to search."""
-    store = make_store()
-    store.set_identity(IDENTITY)
-    fill(store, 50, seed=7)
+    """The second connection lives on one named thread, opened on first use by an index of
+    ``parallel_hybrid_from`` vectors or more; closing the store closes it and ends the thread,
+    and a closed store refuses to search."""
 
     def readers() -> list[threading.Thread]:
         return [t for t in threading.enumerate() if t.name.startswith("engram-sqlite-read")]
 
     before = len(readers())
+    small = make_store(parallel_hybrid_from=51)
+    small.set_identity(IDENTITY)
+    fill(small, 50, seed=7)
+    small.candidate_pair([1.0] * DIM, "river stone", 5)
+    assert len(readers()) == before  # under the threshold: one after the other, no thread
+    store = make_store(parallel_hybrid_from=40)  # 47 of the 50 chunks have vectors
+    store.candidate_pair([1.0] * DIM, "river stone", 5)  # the first search learns the size
     store.candidate_pair([1.0] * DIM, "river stone", 5)
     assert len(readers()) == before + 1
     store.close()

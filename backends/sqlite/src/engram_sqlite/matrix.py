@@ -243,6 +243,10 @@ class SideMatrix:
             changes = _changes(conn, base.generation, dimension)
         return self._save(state, _merged(base, *changes), dimension)
 
+    def rows(self) -> int:
+        """Vectors in the last view searched (0 before the first search): a size hint."""
+        return 0 if self._snapshot is None else len(self._snapshot)
+
     def forget(self) -> None:
         """Drop what is cached (the store is closing or was reset)."""
         self._view = None

@@ -301,14 +301,17 @@ class SQLiteStore:
     ) -> tuple[Candidates, Candidates]:
         """``vector_candidates`` and ``keyword_candidates`` at once (``engram.search.candidates.
         CandidatePair``): the FTS5 query runs on the second connection's thread while numpy
-        scans here; both release the GIL. The same answers as the two calls one after the other.
+        scans here; both release the GIL. The same answers as the two calls one after the other,
+        which is how a small index (under ``parallel_hybrid_from`` vectors) or an in-memory one
+        runs them.
         """
         _check_k(k)
         ranked = self._keyword_ranked(query, k, filter)
         if ranked is None:  # no words to match
             return self.vector_candidates(vector, k, filter), Candidates.empty()
-        future = self._db.read_aside(lambda conn: _keyword_candidates(conn, ranked))
-        if future is None:  # no second connection (in memory): one after the other
+        together = self._matrix.rows() >= self.options.parallel_hybrid_from
+        future = self._db.read_aside(lambda c: _keyword_candidates(c, ranked)) if together else None
+        if future is None:  # small, or no second connection (in memory): one after the other
             return self.vector_candidates(vector, k, filter), self.keyword_candidates(
                 query, k, filter
             )
