@@ -4,14 +4,18 @@ fusion, with and without a filter, and while the side file lags behind SQLite.""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar, Literal
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engram.config import SearchConfig
+from engram.errors import StoreError
 from engram.filters import Eq, Filter
 from engram.models import Chunk, Hit, IndexIdentity, InputType, SearchMode
 from engram.protocols import CandidateSearch, StoreCapability
@@ -131,3 +135,65 @@ def test_side_file_follows_the_writer_not_the_reader(make_store: MakeStore, db_p
     before = side.stat().st_mtime_ns
     reader.vector_search([1.0] * DIM, 5)
     assert side.stat().st_mtime_ns == before  # the search wrote nothing
+
+
+@pytest.mark.parametrize("in_memory", [False, True], ids=["file", "memory"])
+def test_both_halves_at_once_equal_the_halves_one_after_the_other(
+    make_store: MakeStore, in_memory: bool
+) -> None:
+    """``candidate_pair`` (keyword half on the second connection's thread, or one after the other
+    for an in-memory index) answers exactly what the two calls answer, for any words, k and
+    filter, while writes land in between."""
+    path = Path(":memory:") if in_memory else None
+    store = make_store(parallel_hybrid_from=0, **({} if path is None else {"path": path}))
+    store.set_identity(IDENTITY)
+    fill(store, 400, seed=5)
+    vectors = np.random.default_rng(6).normal(size=(8, DIM)).tolist()
+
+    @settings(max_examples=40, deadline=None)
+    @given(
+        st.lists(st.sampled_from([*WORDS, "absent", "!!"]), min_size=1, max_size=4),
+        st.integers(0, 30),
+        st.sampled_from([None, Eq(field="half", value=0)]),
+        st.integers(0, 7),
+    )
+    def same(words: list[str], k: int, flt: Filter | None, which: int) -> None:
+        query, vector = " ".join(words), vectors[which]
+        vector_side, keyword_side = store.candidate_pair(vector, query, k, flt)
+        for got, want in (
+            (vector_side, store.vector_candidates(vector, k, flt)),
+            (keyword_side, store.keyword_candidates(query, k, flt)),
+        ):
+            assert got.ids == want.ids
+            assert np.array_equal(got.scores, want.scores)
+            assert np.array_equal(got.keys, want.keys)
+        if which == 0:  # a write between searches: the second connection sees it at once
+            store.upsert([Chunk(id=f"new{k}", document_id="d", text=query, vector=vector)])
+
+    same()
+
+
+def test_the_keyword_half_has_its_own_thread_and_connection_until_close(
+    make_store: MakeStore,
+) -> None:
+    """The second connection lives on one named thread, opened on first use by an index of
+    ``parallel_hybrid_from`` vectors or more; closing the store closes it and ends the thread,
+    and a closed store refuses to search."""
+
+    def readers() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name.startswith("engram-sqlite-read")]
+
+    before = len(readers())
+    small = make_store(parallel_hybrid_from=51)
+    small.set_identity(IDENTITY)
+    fill(small, 50, seed=7)
+    small.candidate_pair([1.0] * DIM, "river stone", 5)
+    assert len(readers()) == before  # under the threshold: one after the other, no thread
+    store = make_store(parallel_hybrid_from=40)  # 47 of the 50 chunks have vectors
+    store.candidate_pair([1.0] * DIM, "river stone", 5)  # the first search learns the size
+    store.candidate_pair([1.0] * DIM, "river stone", 5)
+    assert len(readers()) == before + 1
+    store.close()
+    assert len(readers()) == before
+    with pytest.raises(StoreError, match="closed"):
+        store.candidate_pair([1.0] * DIM, "river stone", 5)

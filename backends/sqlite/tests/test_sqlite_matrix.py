@@ -15,14 +15,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engram.models import Chunk, IndexIdentity
 from engram.plugins import get_plugin_manager
 from engram_sqlite import SQLiteOptions, SQLiteStore
 from engram_sqlite.driver import load_vec, select
 from engram_sqlite.fts import index_text
+from engram_sqlite.matrix import Snapshot, _merged
 from engram_sqlite.migrations import MIGRATIONS
-from engram_sqlite.sidefile import HEADER_BYTES, MAGIC
+from engram_sqlite.sidefile import HEADER_BYTES, MAGIC, Header, read_header
 
 DIM = 8
 IDENTITY = IndexIdentity(embedder="rand", model="r8", dimension=DIM, chunker="c")
@@ -263,3 +266,67 @@ def test_a_reader_behind_the_file_never_writes_it_back(
         assert len(view.snapshot) + len(view.delta_rowids) == seen == 200
     assert side_file(db_path).read_bytes() == written
     assert_exact(reader, seed=3)
+
+
+def test_the_writer_compacts_the_file_once_replaced_records_cost_searches(
+    make_store: MakeStore, db_path: Path
+) -> None:
+    """Replaced records are appended (cheap for the writer) until more than 1/COMPACT_SHARE of
+    the file is dead; then the writer rewrites it with live rows only, so searches never scan
+    many dead rows. Every search in between stays exact."""
+    store = make_store()
+    store.set_identity(IDENTITY)
+    store.upsert(chunks(0, 2_000, seed=1))
+    store.upsert(chunks(0, 50, seed=2))  # 50 replaced: 50 * 32 < 2,050 records
+    header = _header(db_path)
+    assert (header.count, header.dead) == (2_050, 50)
+    assert_exact(store, seed=3)
+    store.upsert(chunks(100, 130, seed=4))  # 80 replaced: 80 * 32 > 2,080 records
+    header = _header(db_path)
+    assert (header.count, header.dead) == (2_000, 0)
+    assert_exact(store, seed=5)
+    store.delete([f"c{i}" for i in range(500, 600)])  # removals count as dead too
+    assert (_header(db_path).count, _header(db_path).dead) == (1_900, 0)
+    assert_exact(make_store(), seed=6)
+
+
+def _header(db_path: Path) -> Header:
+    with side_file(db_path).open("rb") as fh:
+        header = read_header(fh)
+    assert header is not None
+    return header
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(1, 40), min_size=0, max_size=60),
+    st.sets(st.integers(1, 50), max_size=20),
+    st.sets(st.integers(1, 50), max_size=10),
+)
+def test_merging_changes_into_a_snapshot_keeps_exactly_the_live_rows(
+    written: list[int], changed: set[int], removed: set[int]
+) -> None:
+    """Records written in any order (rowids replaced, some removed) with later changes merged
+    in: every live row once, rowids ascending, each with its latest vector."""
+    dim = 3
+    rng = np.random.default_rng(len(written))
+    records = [(r if rng.random() > 0.2 else -r) for r in written]
+    matrix = rng.normal(size=(len(records), dim)).astype(np.float32)
+    latest: dict[int, np.ndarray] = {}
+    for rowid, vector in zip(records, matrix, strict=True):
+        if rowid > 0:
+            latest[rowid] = vector
+        else:
+            latest.pop(-rowid, None)
+    removed -= changed
+    new_rowids = np.array(sorted(changed), dtype=np.int64)
+    new_matrix = rng.normal(size=(len(new_rowids), dim)).astype(np.float32)
+    for rowid in removed:
+        latest.pop(rowid, None)
+    latest.update(zip(new_rowids.tolist(), new_matrix, strict=True))
+    snapshot = Snapshot("u", 1, np.array(records, dtype=np.int64), matrix)
+    gone = np.array(sorted(removed), dtype=np.int64)
+    merged = _merged(snapshot, new_rowids, new_matrix, gone)
+    assert merged["rowid"].tolist() == sorted(latest)
+    for rowid, vector in zip(merged["rowid"].tolist(), merged["vector"], strict=True):
+        assert np.array_equal(vector, latest[rowid])

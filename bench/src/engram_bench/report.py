@@ -332,6 +332,7 @@ def _cliffs(run: dict[str, Any]) -> list[str]:
                 _first(first, "reopened_ms", ratios.get("first_query_reopened_x_p50")),
                 _paired_ratio(ratios, "vector"),
                 _paired_ratio(ratios, "hybrid"),
+                _paired_ratio(ratios, "hybrid_one_after_the_other"),
                 "—" if not changes else f"{changes['changed']:,}",
                 "—"
                 if not changes
@@ -347,6 +348,7 @@ def _cliffs(run: dict[str, Any]) -> list[str]:
         "first query ms, reopened (x p50)",
         "vector x paired numpy",
         "hybrid x paired numpy",
+        "hybrid, halves one after the other, x paired numpy",
         "vectors changed",
         "vector p50/p95/p99 ms after (x numpy)",
     ]

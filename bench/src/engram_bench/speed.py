@@ -31,6 +31,8 @@ from engram.models import Chunk, IndexIdentity
 from engram.protocols import Store
 from engram.search import HybridSearcher
 from engram_bench import synthetic
+from engram_bench.cliffs import WARMUP, K, after_changes, in_turn, one_after_the_other, paired
+from engram_bench.cliffs import exact_top_k as exact_top_k  # its old home, still imported
 from engram_bench.embedding import FixedEmbedder
 from engram_bench.stores import StoreSpec, fresh_folder, maintain
 from engram_bench.timing import (
@@ -42,13 +44,11 @@ from engram_bench.timing import (
     summarize_ms,
 )
 
-K = 10
 # Stores that hold every vector as Python floats (about 12 KB a chunk at 384 dims) would need
 # more memory than the machine has at the largest scales; they are skipped there, with a note.
 MAX_CHUNKS = {"memory": 200_000}
 IDENTITY_NAME = "synthetic"
 IDENTITY_MODEL = "gaussian-clusters-v1"
-WARMUP = 3
 _In = TypeVar("_In")
 _Out = TypeVar("_Out")
 
@@ -59,16 +59,6 @@ def identity(dim: int) -> IndexIdentity:
     return IndexIdentity(
         embedder=IDENTITY_NAME, model=IDENTITY_MODEL, dimension=dim, chunker="none"
     )
-
-
-def exact_top_k(
-    matrix: npt.NDArray[np.float32], query: npt.NDArray[np.float32], k: int
-) -> list[int]:
-    """Row numbers of the ``k`` rows with the highest dot product (cosine: rows are unit)."""
-    scores = matrix @ query
-    k = min(k, len(scores))
-    top = np.argpartition(-scores, k - 1)[:k]
-    return top[np.argsort(-scores[top], kind="stable")].tolist()  # type: ignore[no-any-return]
 
 
 def measure_baseline(
@@ -147,16 +137,22 @@ def measure_store(
         )[0]
         if "vector" in caps:
             numpy_floor = lambda v: exact_top_k(data.vectors, v, K)  # noqa: E731
+
+            def hybrid(target: Store) -> Callable[[str], object]:
+                return lambda t: searcher.search(t, target, embedder, mode="hybrid", limit=K)
+
             out["paired"] = {
-                "vector": _paired(numpy_floor, lambda v: store.vector_search(v, K), qvec, qvec),
-                "hybrid": _paired(
-                    numpy_floor,
-                    lambda t: searcher.search(t, store, embedder, mode="hybrid", limit=K),
-                    qvec,
-                    queries.texts,
-                ),
+                "vector": paired(numpy_floor, lambda v: store.vector_search(v, K), qvec, qvec)
             }
-            out["after_changes"] = _after_changes(store, data, qvec, batch)
+            # A store that can run the halves at once is also timed without, in the same turns.
+            halves = one_after_the_other(store)
+            targets = [store] if halves is None else [store, halves]
+            floor_ms, hybrid_ms = in_turn(
+                numpy_floor, [hybrid(t) for t in targets], qvec, queries.texts
+            )
+            for name, ms in zip(["hybrid", "hybrid_one_after_the_other"], hybrid_ms, strict=False):
+                out["paired"][name] = (floor_ms, ms)
+            out["after_changes"] = after_changes(store, data, qvec, batch)
         out["peak_rss_mib"] = peak_rss_mb()
         out["rss_before_mib"] = rss_before
         out["peak_rss_scope"] = "this store's run" if windowed else "whole process"
@@ -220,72 +216,6 @@ def _first_queries(
         finally:
             other.close()
     return {"same_store_ms": same, "reopened_ms": reopened}
-
-
-CHANGED = 5_000
-
-
-def _after_changes(
-    store: Store, data: synthetic.Corpus, qvec: list[list[float]], batch: int
-) -> dict[str, Any]:
-    """Vector latency after ``CHANGED`` stored vectors are replaced (new directions, same ids),
-    with no ``optimize`` after: what a long-lived memory looks like between maintenance runs.
-    Its numpy floor (over the changed matrix) is timed query by query in turn with it."""
-    n = len(data)
-    changed = min(CHANGED, n // 2)
-    rng = np.random.default_rng(7)
-    picked = np.sort(rng.choice(n, size=changed, replace=False))
-    fresh = rng.standard_normal((changed, data.vectors.shape[1])).astype(np.float32)
-    fresh /= np.linalg.norm(fresh, axis=1, keepdims=True)
-    write = Stopwatch()
-    for start in range(0, changed, batch):
-        rows = picked[start : start + batch].tolist()
-        vectors = fresh[start : start + batch]
-        chunks = [
-            Chunk(
-                id=synthetic.chunk_id(i),
-                document_id=synthetic.chunk_id(i),
-                text=data.texts[i],
-                vector=v,
-            )
-            for i, v in zip(rows, vectors, strict=True)
-        ]
-        with write.running():
-            store.upsert(chunks)
-    matrix = data.vectors.copy()
-    matrix[picked] = fresh
-    floor, store_ms = _paired(
-        lambda v: exact_top_k(matrix, v, K), lambda v: store.vector_search(v, K), qvec, qvec
-    )
-    return {
-        "changed": changed,
-        "write_seconds": write.seconds,
-        "vector_ms": store_ms,
-        "numpy_ms": floor,
-    }
-
-
-def _paired(
-    floor: Callable[[npt.NDArray[np.float32]], object],
-    call: Callable[[_In], object],
-    qvec: list[list[float]],
-    inputs: Sequence[_In],
-) -> tuple[dict[str, float], dict[str, float]]:
-    """Latency of ``floor`` (numpy over the same vectors) and ``call``, query by query in turn,
-    so both see the same load on a shared machine."""
-    arrays = [np.asarray(v, dtype=np.float32) for v in qvec]
-    for a, v in zip(arrays[:WARMUP], inputs[:WARMUP], strict=True):
-        floor(a)
-        call(v)
-    floor_s, call_s = [], []
-    for a, v in zip(arrays, inputs, strict=True):
-        start = time.perf_counter()
-        floor(a)
-        middle = time.perf_counter()
-        call(v)
-        floor_s.append(middle - start)
-        call_s.append(time.perf_counter() - middle)
-    return summarize_ms(floor_s), summarize_ms(call_s)
 
 
 def _chunk_build_rates(

@@ -1,16 +1,19 @@
 """One SQLite connection set up for the store: pragmas, SQL functions, the plugin hook, and
 transactions that are all or nothing, with SQLite errors turned into ``StoreError`` that say what
-to do.
+to do. A second, query-only connection on a thread of its own (``read_aside``) lets hybrid
+search run its keyword half while the vector half scans.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
+from typing import TypeVar
 
 import pluggy
 
@@ -19,9 +22,11 @@ from engram_sqlite.driver import DriverInfo, load_vec, select
 from engram_sqlite.filters import ISO_FUNCTION, NUMBER_FUNCTION, iso_microseconds, json_number
 from engram_sqlite.fts import index_text
 from engram_sqlite.options import SQLiteOptions
+from engram_sqlite.reader import ReadThread
 
 WAL_CHECKPOINT_PAGES = 4096
 WAL_SIZE_LIMIT = 64 * 1024 * 1024
+T = TypeVar("T")
 
 
 class Database:
@@ -58,6 +63,9 @@ class Database:
             ) from exc
         self._lock = threading.RLock()
         self._closed = False
+        self._plugin_manager = plugin_manager
+        # An in-memory index is private to its connection: a second one would see another.
+        self._aside = None if options.in_memory else ReadThread(self._open_reader)
         try:
             with self._translate():
                 load_vec(self.conn)
@@ -105,11 +113,42 @@ class Database:
             self._check_open()
             yield self.conn
 
+    def read_aside(self, work: Callable[[sqlite3.Connection], T]) -> Future[T] | None:
+        """Run ``work`` (one read) on the second connection's thread, errors translated as
+        here; None when there is no second connection (an in-memory index)."""
+        if self._aside is None:
+            return None
+        self._check_open()
+        return self._aside.submit(lambda conn: self._translated(work, conn))
+
     def close(self) -> None:
         with self._lock:
             if not self._closed:
                 self._closed = True
+                if self._aside is not None:
+                    self._aside.close()
                 self.conn.close()
+
+    def _translated(self, work: Callable[[sqlite3.Connection], T], conn: sqlite3.Connection) -> T:
+        with self._translate():
+            return work(conn)
+
+    def _open_reader(self) -> sqlite3.Connection:
+        """A query-only connection to the same file, set up as the main one for reading."""
+        with self._translate():
+            conn: sqlite3.Connection = self.module.connect(
+                self.where, isolation_level=None, timeout=self._busy_ms / 1000
+            )
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {int(self._busy_ms)}")
+                conn.execute("PRAGMA query_only = ON")
+                load_vec(conn)
+                _functions(conn)
+                _prepare(self._plugin_manager, conn)
+            except BaseException:
+                conn.close()
+                raise
+        return conn
 
     def _configure(self, options: SQLiteOptions) -> None:
         conn = self.conn
@@ -132,9 +171,7 @@ class Database:
             # measured at 100K chunks; the WAL file is cut back to that size after a checkpoint.
             conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
             conn.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}")
-        conn.create_function("engram_fts_text", 1, index_text, deterministic=True)
-        conn.create_function(ISO_FUNCTION, 1, iso_microseconds, deterministic=True)
-        conn.create_function(NUMBER_FUNCTION, 1, json_number, deterministic=True)
+        _functions(conn)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -174,6 +211,13 @@ class Database:
                 f"the index {self.where} is read-only ({text}); make the file and folder writable"
             )
         return f"SQLite error on {self.where}: {text}"
+
+
+def _functions(conn: sqlite3.Connection) -> None:
+    """The SQL functions the schema's triggers and the filters call."""
+    conn.create_function("engram_fts_text", 1, index_text, deterministic=True)
+    conn.create_function(ISO_FUNCTION, 1, iso_microseconds, deterministic=True)
+    conn.create_function(NUMBER_FUNCTION, 1, json_number, deterministic=True)
 
 
 def _damaged(text: str) -> bool:

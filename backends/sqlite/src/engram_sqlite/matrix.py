@@ -13,11 +13,14 @@ whatever the file's age.
 
 The writing process keeps the file fresh: after each committed write it appends the vectors that
 changed (``persist``), so a bulk index ends with the file written and the first query costs what
-any query does. When a quarter of the records are replaced ones, the writer rewrites the file
-without them. A search never writes the file unless it is missing, damaged, another store's or
-older than the kept tombstones; a file that fell far behind (a writer that could not write it) is
-caught up in memory from the rows that changed. A crash or ``kill -9`` mid-write leaves SQLite
-rolled back and the file at an older, true generation, never ahead of SQLite.
+any query does. A replaced record still costs every search a row of the scan, so once more than
+1/``COMPACT_SHARE`` of the records are replaced ones the writer rewrites the file without them:
+searches stay within a few percent of a scan of the live rows alone, and the rewrites cost the
+writer at most ``COMPACT_SHARE`` records written per vector it changed. A search never writes
+the file unless it is missing, damaged, another store's or older than the kept tombstones; a
+file that fell far behind (a writer that could not write it) is caught up in memory from the
+rows that changed. A crash or ``kill -9`` mid-write leaves SQLite rolled back and the file at an
+older, true generation, never ahead of SQLite.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from engram_sqlite import sidefile
 from engram_sqlite.sidefile import Header, Matrix, Records, Rowids
 
 REBUILD_AT = 1000  # rows changed since the snapshot at which a search folds them in memory
+COMPACT_SHARE = 32  # the writer rewrites the file once more than 1/32 of its records are dead
 _FLOAT = np.dtype("<f4")
 _NONE = np.empty(0, dtype=np.intp)
 
@@ -58,6 +62,7 @@ class Snapshot:
     generation: int
     rowids: Rowids
     matrix: Matrix
+    packed: sidefile.Packed | None = None  # the file's records, when mapped from one
     live_rowids: Rowids = field(init=False)
     live_pos: npt.NDArray[np.intp] | None = field(init=False)
     dead: npt.NDArray[np.intp] = field(init=False)
@@ -205,9 +210,10 @@ class SideMatrix:
             rowids, matrix, removed = _changes(conn, header.generation, dimension)
             replaced = int(np.count_nonzero(rowids <= header.top)) + len(removed)
             count = header.count + len(rowids) + len(removed)
-            if (header.dead + replaced) * 4 > count and count > REBUILD_AT:
+            if (header.dead + replaced) * COMPACT_SHARE > count and count > REBUILD_AT:
                 assert current is not None
-                self.compact(conn, dimension, _snapshot_of(current))
+                base = _snapshot_of(current)
+                self._save(state, _merged(base, rowids, matrix, removed), dimension)
                 return
             rowids = np.concatenate([rowids, -removed])
             matrix = np.concatenate([matrix, np.zeros((len(removed), dimension), _FLOAT)])
@@ -231,8 +237,15 @@ class SideMatrix:
         )
         if base is None:
             return self._rebuild(conn, state, dimension)
-        snapshot = _catch_up(conn, state, base, dimension, fold_at=0).snapshot
-        return self._save(snapshot, dimension)
+        if base.generation == state.generation:
+            changes = np.empty(0, np.int64), _empty(dimension), np.empty(0, np.int64)
+        else:
+            changes = _changes(conn, base.generation, dimension)
+        return self._save(state, _merged(base, *changes), dimension)
+
+    def rows(self) -> int:
+        """Vectors in the last view searched (0 before the first search): a size hint."""
+        return 0 if self._snapshot is None else len(self._snapshot)
 
     def forget(self) -> None:
         """Drop what is cached (the store is closing or was reset)."""
@@ -242,27 +255,30 @@ class SideMatrix:
     def _rebuild(self, conn: sqlite3.Connection, state: State, dimension: int) -> Snapshot:
         """A snapshot of every vector in SQLite now, written to the side file if there is one."""
         rows = conn.execute("SELECT rowid, vector FROM vectors ORDER BY rowid").fetchall()
-        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        records = np.empty(len(rows), dtype=sidefile.record_dtype(dimension))
+        records["rowid"] = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         raw = np.frombuffer(b"".join(r[1] for r in rows), dtype=_FLOAT)
-        matrix = unit_rows(raw.reshape(len(rows), dimension))
+        records["vector"] = unit_rows(raw.reshape(len(rows), dimension))
         del rows, raw
-        return self._save(Snapshot(state.store_uuid, state.generation, rowids, matrix), dimension)
+        return self._save(state, records, dimension)
 
-    def _save(self, snapshot: Snapshot, dimension: int) -> Snapshot:
-        """Write ``snapshot`` (live rows only) as the whole file; the memory map if that worked."""
+    def _save(self, state: State, records: sidefile.Packed, dimension: int) -> Snapshot:
+        """Write ``records`` (live rows, rowids ascending) as the whole file; the snapshot of
+        ``state`` they hold, as the memory map if writing worked."""
         self._view = None
+        rowids, matrix = records["rowid"], records["vector"]
+        snapshot = Snapshot(state.store_uuid, state.generation, rowids, matrix)
         self._snapshot = snapshot
         if self.path is None:
             return snapshot
-        rowids, matrix = snapshot.live()
         top = int(rowids[-1]) if len(rowids) else 0
-        header = Header(snapshot.store_uuid, snapshot.generation, dimension, len(rowids), 0, top)
+        header = Header(state.store_uuid, state.generation, dimension, len(rowids), 0, top)
         with contextlib.suppress(OSError), sidefile.locked(self.path):
             on_disk = sidefile.load(self.path)
             newer = State(header.generation + 1, header.store_uuid, 0)
             if on_disk is not None and _ahead(on_disk.header, newer, dimension):
                 return snapshot  # a writer moved the file past this transaction: keep theirs
-            sidefile.rewrite(self.path, header, sidefile.pack(rowids, matrix))
+            sidefile.rewrite(self.path, header, records)
             loaded = sidefile.load(self.path)
             if loaded is not None and loaded.header == header:
                 self._snapshot = _snapshot_of(loaded)  # the memory map; the copy can go
@@ -314,7 +330,9 @@ def _usable(snapshot: Snapshot | None, state: State, dimension: int) -> Snapshot
 
 def _snapshot_of(records: Records) -> Snapshot:
     head = records.header
-    return Snapshot(head.store_uuid, head.generation, records.rowids, records.matrix)
+    return Snapshot(
+        head.store_uuid, head.generation, records.rowids, records.matrix, records.packed
+    )
 
 
 def read_state(conn: sqlite3.Connection) -> State:
@@ -391,12 +409,32 @@ def _fold(
     snapshot: Snapshot, state: State, rowids: Rowids, matrix: Matrix, removed: Rowids
 ) -> Snapshot:
     """``snapshot``'s live rows with the changes applied, rowids ascending, in memory."""
-    old_rowids, old_matrix = snapshot.live()
-    keep = ~np.isin(old_rowids, np.concatenate([rowids, removed]))
-    all_rowids = np.concatenate([old_rowids[keep], rowids])
-    all_matrix = np.concatenate([np.asarray(old_matrix[keep]), matrix])
-    order = np.argsort(all_rowids, kind="stable")
-    return Snapshot(state.store_uuid, state.generation, all_rowids[order], all_matrix[order])
+    records = _merged(snapshot, rowids, matrix, removed)
+    return Snapshot(state.store_uuid, state.generation, records["rowid"], records["vector"])
+
+
+def _merged(snapshot: Snapshot, rowids: Rowids, matrix: Matrix, removed: Rowids) -> sidefile.Packed:
+    """``snapshot``'s live rows with the changes (``rowids`` ascending) applied, as records in
+    rowid order, built in place: each vector is copied once, from the map or from ``matrix``."""
+    kept = ~np.isin(snapshot.live_rowids, np.concatenate([rowids, removed]))
+    old_rowids = snapshot.live_rowids[kept]
+    where = np.flatnonzero(kept)
+    old_pos = where if snapshot.live_pos is None else snapshot.live_pos[where]
+    # Both lists are ascending and disjoint: a new row's slot is its rank among the old ones
+    # plus the new rows before it; the old rows fill the slots left.
+    new_slots = np.searchsorted(old_rowids, rowids) + np.arange(len(rowids))
+    old_slots = np.ones(len(old_rowids) + len(rowids), dtype=bool)
+    old_slots[new_slots] = False
+    old_at = np.flatnonzero(old_slots)
+    records = np.empty(len(old_slots), dtype=sidefile.record_dtype(matrix.shape[1]))
+    if snapshot.packed is not None:  # whole records: a memcpy each, not a loop over floats
+        records[old_at] = snapshot.packed[old_pos]
+    else:
+        records["rowid"][old_at] = old_rowids
+        records["vector"][old_at] = snapshot.matrix[old_pos]
+    records["rowid"][new_slots] = rowids
+    records["vector"][new_slots] = matrix
+    return records
 
 
 def _empty(dimension: int) -> Matrix:

@@ -24,6 +24,9 @@ class SQLiteOptions(BaseModel):
     path: Path = Path(".engram/index.sqlite")
     driver: Driver = "auto"
     busy_timeout_ms: int = Field(default=5000, ge=0, le=3_600_000)
+    # From this many vectors hybrid search runs its keyword half on a second connection while
+    # the vector half scans (0: always). Below it the thread hand-off cost more than it saved.
+    parallel_hybrid_from: int = Field(default=20_000, ge=0)
 
     @property
     def in_memory(self) -> bool:

@@ -33,6 +33,7 @@ HEADER_BYTES = 4096
 
 Rowids = npt.NDArray[np.int64]
 Matrix = npt.NDArray[np.float32]
+Packed = npt.NDArray[np.void]  # records of ``record_dtype``, as the file holds them
 
 
 def record_dtype(dimension: int) -> np.dtype[np.void]:
@@ -57,6 +58,7 @@ class Records:
     header: Header
     rowids: Rowids
     matrix: Matrix
+    packed: Packed | None = None  # the records themselves (copying whole records is fastest)
 
 
 def read_header(fh: BinaryIO) -> Header | None:
@@ -112,24 +114,25 @@ def load(path: Path) -> Records | None:
         return None
     # Plain ndarray views of the map (the map stays alive through them): indexing a memmap
     # subclass goes through Python on every call, a cost each search paid several times.
-    return Records(header, records["rowid"].view(np.ndarray), records["vector"].view(np.ndarray))
+    packed = records.view(np.ndarray)
+    return Records(header, packed["rowid"], packed["vector"], packed)
 
 
-def pack(rowids: Rowids, matrix: Matrix) -> bytes:
-    """Records as the bytes the file holds."""
+def pack(rowids: Rowids, matrix: Matrix) -> Packed:
+    """Records as the file holds them."""
     out = np.empty(len(rowids), dtype=record_dtype(matrix.shape[1]))
     out["rowid"] = rowids
     out["vector"] = matrix
-    return out.tobytes()
+    return out
 
 
-def rewrite(path: Path, header: Header, payload: bytes) -> None:
+def rewrite(path: Path, header: Header, payload: Packed) -> None:
     """Replace the whole file: a temp file, fsync, then an atomic rename."""
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     try:
         with tmp.open("wb") as fh:
             fh.write(_header_bytes(header))
-            fh.write(payload)
+            fh.write(np.ascontiguousarray(payload).data)  # the buffer itself, no bytes copy
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -138,7 +141,7 @@ def rewrite(path: Path, header: Header, payload: bytes) -> None:
             tmp.unlink()
 
 
-def append(path: Path, old: Header, new: Header, payload: bytes) -> bool:
+def append(path: Path, old: Header, new: Header, payload: Packed) -> bool:
     """Add records after the ``old`` header's count, then write the ``new`` header. False (and
     nothing written) when the file is no longer the one ``old`` describes."""
     with path.open("r+b") as fh:
@@ -146,7 +149,7 @@ def append(path: Path, old: Header, new: Header, payload: bytes) -> bool:
             return False
         fh.truncate(_end(old))  # a crashed append's leftovers
         fh.seek(_end(old))
-        fh.write(payload)
+        fh.write(np.ascontiguousarray(payload).data)
         fh.flush()
         os.fsync(fh.fileno())  # the records reach the disk before a header that counts them
         fh.seek(0)

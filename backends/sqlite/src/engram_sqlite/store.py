@@ -13,6 +13,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import wait
 from typing import Any, ClassVar
 
 import numpy as np
@@ -314,12 +315,33 @@ class SQLiteStore(ClosingStore):
         if ranked is None:
             return Candidates.empty()
         with self._db.statement() as conn:
-            rows = conn.execute(
-                f"SELECT top.rowid, c.id, top.score FROM ({ranked[0]}) AS top "
-                "JOIN chunks c ON c.rowid = top.rowid ORDER BY top.score DESC, c.rowid",
-                ranked[1],
-            ).fetchall()
-        return Candidates.of([r[1] for r in rows], [r[2] for r in rows], [r[0] for r in rows])
+            return _keyword_candidates(conn, ranked)
+
+    def candidate_pair(
+        self, vector: Sequence[float], query: str, k: int, filter: Filter | None = None
+    ) -> tuple[Candidates, Candidates]:
+        """``vector_candidates`` and ``keyword_candidates`` at once (``engram.search.candidates.
+        CandidatePair``): the FTS5 query runs on the second connection's thread while numpy
+        scans here; both release the GIL. The same answers as the two calls one after the other,
+        which is how a small index (under ``parallel_hybrid_from`` vectors) or an in-memory one
+        runs them.
+        """
+        _check_k(k)
+        ranked = self._keyword_ranked(query, k, filter)
+        if ranked is None:  # no words to match
+            return self.vector_candidates(vector, k, filter), Candidates.empty()
+        together = self._matrix.rows() >= self.options.parallel_hybrid_from
+        future = self._db.read_aside(lambda c: _keyword_candidates(c, ranked)) if together else None
+        if future is None:  # small, or no second connection (in memory): one after the other
+            return self.vector_candidates(vector, k, filter), self.keyword_candidates(
+                query, k, filter
+            )
+        try:
+            vector_side = self.vector_candidates(vector, k, filter)
+        except BaseException:
+            wait([future])  # never leave the keyword half running past the call
+            raise
+        return vector_side, future.result()
 
     def key_scores(self, keys: Keys, vector: Sequence[float]) -> Scores:
         """Cosine of each rowid's vector with ``vector``: one gather and one product on the side
@@ -456,6 +478,16 @@ def _search_meta(conn: sqlite3.Connection) -> tuple[IndexIdentity | None, State]
     )
     raw = values.get("identity")
     return (None if raw is None else ident.parse(str(raw))), state_of(values)
+
+
+def _keyword_candidates(conn: sqlite3.Connection, ranked: tuple[str, list[Any]]) -> Candidates:
+    """The top rows of ``ranked`` (``SQLiteStore._keyword_ranked``) as candidates."""
+    rows = conn.execute(
+        f"SELECT top.rowid, c.id, top.score FROM ({ranked[0]}) AS top "
+        "JOIN chunks c ON c.rowid = top.rowid ORDER BY top.score DESC, c.rowid",
+        ranked[1],
+    ).fetchall()
+    return Candidates.of([r[1] for r in rows], [r[2] for r in rows], [r[0] for r in rows])
 
 
 def _ids_by_rowid(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, str]:

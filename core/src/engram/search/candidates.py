@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -57,6 +58,30 @@ class HitCandidates(HitPool):
 
     def keyword_candidates(self, query: str, k: int, filter: Filter | None = None) -> Candidates:
         return self.add(self._store.keyword_search(query, k, filter))
+
+
+@runtime_checkable
+class CandidatePair(Protocol):
+    """Optional for a ``CandidateSearch`` store: both halves of a hybrid search in one call, so
+    the store can run them at once (SQLite: its keyword query on a second connection while
+    numpy scans). The answers must equal ``vector_candidates`` and ``keyword_candidates``."""
+
+    def candidate_pair(
+        self, vector: Sequence[float], query: str, k: int, filter: Filter | None = None
+    ) -> tuple[Candidates, Candidates]: ...
+
+
+def both_halves(
+    source: CandidateSearch,
+    vector: Sequence[float],
+    query: str,
+    k: int,
+    filter: Filter | None,
+) -> tuple[Candidates, Candidates]:
+    """The vector and keyword candidates of a hybrid search: together when the store can."""
+    if isinstance(source, CandidatePair):
+        return source.candidate_pair(vector, query, k, filter)
+    return source.vector_candidates(vector, k, filter), source.keyword_candidates(query, k, filter)
 
 
 def candidate_search(store: Store) -> CandidateSearch:

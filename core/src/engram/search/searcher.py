@@ -17,7 +17,7 @@ from engram.errors import (
 from engram.filters import Filter
 from engram.models import Hit, SearchMode, SearchResult
 from engram.protocols import CandidateSearch, Embedder, Store
-from engram.search.candidates import candidate_search
+from engram.search.candidates import both_halves, candidate_search
 from engram.search.fusion import Fused, normalize_keyword, rrf, single, weighted
 from engram.words import tokenize
 
@@ -188,8 +188,7 @@ class HybridSearcher:
             )
             return self._keyword(query, store, pool, limit, filter, degraded=True, warnings=[note])
         source = candidate_search(store)
-        vector_side = source.vector_candidates(vector, pool, filter)
-        keyword_side = source.keyword_candidates(query, pool, filter)
+        vector_side, keyword_side = both_halves(source, vector, query, pool, filter)
         opts = self.options
         if opts.fusion == "rrf":
             fused = rrf(vector_side, keyword_side, k=opts.rrf_k)
