@@ -8,7 +8,9 @@ For a memory about to be written in a scope (``[lifecycle]`` keys, docs/memory-l
    (``engram.lifecycle.judge``): ``same`` (only within ``duplicate_distance``, 0.12 / 0.25, same
    type, and nothing that carries meaning differs), ``supersedes`` (a confident reversal),
    ``conflicts`` (maybe a reversal), ``related`` (close, but a number, name, polarity or word
-   differs) or ``distinct``;
+   differs) or ``distinct``; past it and up to ``incompatible_distance`` (1.0), only the scene
+   rule (``engram.lifecycle.scenes``: one subject in two states that exclude each other) is
+   asked;
 3. the nearest ``same`` is the duplicate (merged into); every ``supersedes`` is stale.
 
 The seed merged anything within ``duplicate_distance``: "Invoice INV-2024-0042 was paid" then
@@ -129,7 +131,7 @@ def plan_write(
     within the contradiction limit is judged (``engram.lifecycle.judge``), and the nearest
     ``same`` is the duplicate."""
     plan = WritePlan()
-    limit = rules.contradiction_limit(new.type)
+    limit = rules.judged_limit(new.type)
     near = [n for n in neighbours if n.distance <= limit]
     if not near:
         return plan
@@ -178,7 +180,11 @@ def _verdicts(
     if not isinstance(extractor, ChecksContradictions):
         return offline
     try:
-        stale = set(extractor.find_contradictions(new, [c.memory for c in candidates]))
+        # Its check knows no distance: it sees only what the contradiction limit lets in, as
+        # before the scene rule widened the judged range.
+        limit = rules.contradiction_limit(new.type)
+        within = [c.memory for c in candidates if c.distance <= limit]
+        stale = set(extractor.find_contradictions(new, within)) if within else set()
     except Exception as exc:
         log.warning("contradiction check failed: %s", exc)
         warnings.append(
