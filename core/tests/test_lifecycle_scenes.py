@@ -42,6 +42,7 @@ def verdict(old: str, new: str, distance: float = FAR, kind: str = "note") -> Ve
         ("A group of women walk down the road.", "A group of men walk down the road."),
         ("A lady is standing in a crowd.", "The lady is standing alone."),
         ("A boy is riding a camel.", "A boy is riding an elephant."),
+        ("A dog sleeps in the kitchen.", "The dog is playing in the garden."),  # a caption
     ],
 )
 def test_one_subject_in_two_incompatible_states_supersedes(old: str, new: str) -> None:
@@ -56,6 +57,7 @@ def test_one_subject_in_two_incompatible_states_supersedes(old: str, new: str) -
         # habits, tastes, plans: both hold
         ("The kids like swimming.", "The kids like reading."),
         ("The dog sleeps in the kitchen.", "The dog plays in the garden."),
+        ("The dog sleeps in the kitchen.", "The dog is playing in the garden."),
         ("The man runs every morning.", "The man is swimming on Sundays."),
         ("The team meets in the office.", "The team has lunch in the park."),
         # possessives: one user has many relatives

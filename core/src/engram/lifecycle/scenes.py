@@ -148,6 +148,14 @@ def _habitual(reading: Reading) -> bool:
     )
 
 
+def _caption(reading: Reading) -> bool:
+    """Whether a statement opens like a caption of one moment ("A man sits on a bench", "Two
+    dogs run"): in the simple present it then describes a scene, not a habit of someone known
+    ("The dog sleeps in the kitchen")."""
+    first = reading.tokens[0].lower if reading.tokens else ""
+    return first in ("a", "an") or first in NUMBER_WORDS
+
+
 def _family_stems(family: str) -> frozenset[str]:
     return _stems(SUBJECTS[family])
 
@@ -196,7 +204,9 @@ def aligned(new: str, old: str) -> bool:
 
 def incompatible(new: Reading, old: Reading) -> str | None:
     """Why ``new`` cannot hold together with ``old`` of the same subject, or None."""
-    if new.words & _NOT_A_SCENE or old.words & _NOT_A_SCENE or _habitual(new):
+    if new.words & _NOT_A_SCENE or old.words & _NOT_A_SCENE:
+        return None
+    if _habitual(new) or (_habitual(old) and not _caption(old)):
         return None
     who_new, who_old = subject(new), subject(old)
     if who_new is None or who_old is None:
