@@ -1,12 +1,14 @@
 """Two statements about one subject that cannot both be true: "a man is sitting in a barber's
-chair" then "the man is standing in the shop", "a boy sleeps" then "the boy plays football".
+chair" then "the man is standing in the shop", "a boy is asleep" then "the boy is playing
+football".
 
 The cosine gate of the other rules misses most of these (a different activity reads as a
 different text), so ``judge`` asks this reading out to a wider distance (``incompatible_distance``)
 and it must be sure on its own: both statements open with a subject of the same family (a man and
 the man, a girl and a person), and the newer one says of it a state, activity or place that
-excludes one only the older one said (``scene_words``). Anything less keeps both memories.
-"""
+excludes one only the older one said (``scene_words``). A habit, a taste, a plan or an ability
+("the dog sleeps in the kitchen", "the kids like swimming") is not a scene: two of them hold
+together. Anything less keeps both memories."""
 
 from __future__ import annotations
 
