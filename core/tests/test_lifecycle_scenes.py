@@ -4,13 +4,15 @@ stay silent: habits, tastes and plans, possessives, other subjects, another invo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from engram.config import LifecycleConfig
 from engram.lifecycle.dedup import Neighbour, plan_write
-from engram.lifecycle.judge import Verdict, judge
+from engram.lifecycle.judge import Candidate, Verdict, judge
 from engram.lifecycle.reading import read
 from engram.lifecycle.scene_words import NOT_A_SCENE
 from engram.lifecycle.scenes import incompatible, subject
@@ -115,6 +117,41 @@ def test_plan_write_judges_a_far_neighbour_only_by_the_scene_rule() -> None:
     plan = plan_write(new, neighbours, RULES, None)
     assert [n.id for n in plan.stale] == ["sits"]
     assert plan.duplicate is None and plan.conflicts == []
+
+
+class _RecordingJudge:
+    """An extractor with its own judge (as ``llm`` has): it says ``related`` to what it is
+    shown and records it."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.shown: list[str] = []
+
+    def extract(self, messages: object, mode: str = "normal") -> list[ExtractedMemory]:
+        return []
+
+    def judge_memories(
+        self, new: ExtractedMemory, candidates: Sequence[Candidate], rules: LifecycleConfig
+    ) -> list[Verdict]:
+        self.shown += [c.memory.id for c in candidates]
+        return [Verdict("related", "the model is unsure") for _ in candidates]
+
+
+def test_an_extractors_judge_sees_only_the_contradiction_range() -> None:
+    """Past the contradiction limit the offline scene rule decides alone: a model's judge is
+    asked (and paid for) only about what it was asked about before the rule widened the range."""
+    sits = KnownMemory(id="sits", type="note", content="A man is sitting on a bench.")
+    near = KnownMemory(id="near", type="note", content="The man is standing by the bench.")
+    neighbours = [
+        Neighbour("near", "m/near.md", "note", 0.3, near),
+        Neighbour("sits", "m/sits.md", "note", FAR, sits),
+    ]
+    new = ExtractedMemory(type="note", content="The man is standing by the door.")
+    recording = _RecordingJudge()
+    plan = plan_write(new, neighbours, RULES, recording)
+    assert recording.shown == ["near"]
+    assert [n.id for n in plan.stale] == ["sits"] and [n.id for n in plan.related] == ["near"]
 
 
 def test_a_subject_is_read_from_the_opening_words_only() -> None:

@@ -160,14 +160,19 @@ def _verdicts(
     """The extractor's verdicts where it judges (a ``same`` checked by ``keep_safe``), else
     the offline judge's, with what the extractor's own contradiction check names as stale."""
     offline = offline_verdicts(new, candidates, rules)
+    # An extractor's judge and check see what the contradiction limit lets in, as before the
+    # scene rule widened the judged range; past it the offline scene rule alone decides.
+    limit = rules.contradiction_limit(new.type)
+    within = [i for i, c in enumerate(candidates) if c.distance <= limit]
     if isinstance(extractor, JudgesMemories):
         try:
-            theirs = extractor.judge_memories(new, candidates, rules)
-            if len(theirs) != len(candidates):
-                raise ValueError(f"{len(theirs)} verdicts for {len(candidates)} memories")
-            verdicts = [
-                keep_safe(new, c, v, rules) for c, v in zip(candidates, theirs, strict=True)
-            ]
+            asked = [candidates[i] for i in within]
+            theirs = extractor.judge_memories(new, asked, rules) if asked else []
+            if len(theirs) != len(asked):
+                raise ValueError(f"{len(theirs)} verdicts for {len(asked)} memories")
+            verdicts = list(offline)
+            for i, v in zip(within, theirs, strict=True):
+                verdicts[i] = keep_safe(new, candidates[i], v, rules)
         except Exception as exc:  # someone else's code, maybe a model behind a network
             log.warning("the extractor's judge failed: %s", exc)
             warnings.append(
@@ -180,11 +185,8 @@ def _verdicts(
     if not isinstance(extractor, ChecksContradictions):
         return offline
     try:
-        # Its check knows no distance: it sees only what the contradiction limit lets in, as
-        # before the scene rule widened the judged range.
-        limit = rules.contradiction_limit(new.type)
-        within = [c.memory for c in candidates if c.distance <= limit]
-        stale = set(extractor.find_contradictions(new, within)) if within else set()
+        shown = [candidates[i].memory for i in within]
+        stale = set(extractor.find_contradictions(new, shown)) if shown else set()
     except Exception as exc:
         log.warning("contradiction check failed: %s", exc)
         warnings.append(
