@@ -12,7 +12,7 @@ import engram_bench.memory as memory_section
 from engram.plugins import build_registry, get_plugin_manager
 from engram_bench.config import quick_config
 from engram_bench.memory import render_memory, run_memory
-from engram_bench.memory.nli_data import LABELS, Pair, load_pairs, main, write_pairs
+from engram_bench.memory.nli_data import LABELS, Pair, half, load_pairs, main, write_pairs
 
 PAIRS = [
     Pair("same", "entailment", "A dog licks his nose.", "A dog licks his nose."),
@@ -44,7 +44,12 @@ def test_a_few_pairs_through_the_real_write_path(tmp_path: Path) -> None:
         assert outcomes["neutral"]["merged"] == 0 and outcomes["neutral"]["superseded"] == 0
         assert run["supersede_precision"] == 1.0 and run["supersede_recall"] == 1.0
         assert run["dedup_precision"] == 1.0 and run["a_lost"] == 0
+        halves = run["halves"]
+        assert set(halves) == {"dev", "held-out"}
+        assert sum(h["superseded"]["contradiction"] for h in halves.values()) == 2
+        assert sum(sum(h["pairs"].values()) for h in halves.values()) == len(PAIRS)
     markdown = "\n".join(render_memory(results))
+    assert "Supersede by half" in markdown and "| held-out |" in markdown
     assert "| rules | architecture | contradiction | 2 | 0 | 2 |" in markdown
     assert any("llm" in n for n in notes) or len(runs) == 4
 
@@ -80,3 +85,14 @@ def test_a_missing_sample_is_reported_as_skipped_with_where_to_put_it(
     assert "no LoCoMo data under" in results["memory"]["extraction"][0]["skipped"]
     markdown = "\n".join(render_memory(results))
     assert "Skipped: no SNLI sample" in markdown and "no LoCoMo data" in markdown
+
+
+def test_the_halves_are_fixed_by_the_premise_and_both_are_used() -> None:
+    """Pairs of one SNLI premise (``<image>#<n>r1e``, ``…r1c``, ``…r1n``) fall in one half, so no
+    premise is tuned on in ``dev`` and then scored in ``held-out``."""
+    premises = [f"{1000 + i}.jpg#{i % 5}" for i in range(200)]
+    for premise in premises:
+        assert len({half(f"{premise}r1{tail}") for tail in "ecn"}) == 1
+    assert {half(f"{p}r1e") for p in premises} == {"dev", "held-out"}
+    counts = [sum(half(f"{p}r1e") == h for p in premises) for h in ("dev", "held-out")]
+    assert min(counts) > 60

@@ -6,6 +6,10 @@ Outcomes: ``merged`` (B was merged into A's file), ``superseded`` (B made A stal
 (both live, not linked). Every pair runs once with type ``note`` and once with a structural type
 (``decision``), for each extractor asked for.
 
+Pairs fall in a ``dev`` or a ``held-out`` half by a hash of their premise
+(``nli_data.half``); each run reports both halves beside the whole, and the judge is tuned on
+``dev`` only.
+
 What counts as right: a merge is right on an ``entailment`` pair (B follows from A: the closest
 SNLI has to "the same fact"; SNLI's B is mostly a vaguer restatement, so dedup recall against it
 is a ceiling, not a target); a supersede is right on a ``contradiction`` pair. The targets of
@@ -36,7 +40,7 @@ from engram.memory_files import memory_files
 from engram.models import MemoryType
 from engram.parts import build_part
 from engram.registry import Registry
-from engram_bench.memory.nli_data import LABELS, Pair
+from engram_bench.memory.nli_data import HALVES, LABELS, Pair, half
 
 TYPE_CLASSES: dict[str, MemoryType] = {"note": "note", "structural": "architecture"}
 OUTCOMES = ("merged", "superseded", "conflicts", "related", "both-kept")
@@ -160,6 +164,16 @@ def summarise(outcomes: list[tuple[str, str]]) -> dict[str, Any]:
     }
 
 
+def _scores(summary: dict[str, Any]) -> dict[str, Any]:
+    """The figures a half is compared by (its pair counts, merged shares, precision, recall)."""
+    keys = ("pairs", "merged_share", "supersede_precision", "supersede_recall", "dedup_precision")
+    return {k: summary[k] for k in keys} | {"superseded": _superseded(summary)}
+
+
+def _superseded(summary: dict[str, Any]) -> dict[str, int]:
+    return {label: summary["outcomes"][label]["superseded"] for label in LABELS}
+
+
 def run_nli(
     registry: Registry,
     embedder: CachedEmbedder,
@@ -178,6 +192,7 @@ def run_nli(
             started = time.perf_counter()
             log(f"memory: NLI write path, {extractor[0]} / {kind}, {len(pairs)} pairs")
             outcomes: list[tuple[str, str]] = []
+            halves: dict[str, list[tuple[str, str]]] = {h: [] for h in HALVES}
             lost: list[str] = []
             examples: dict[str, list[dict[str, str]]] = {}
             warnings: Counter[str] = Counter()
@@ -189,6 +204,7 @@ def run_nli(
                     pair, kind, folder, registry, embedder, extractor, revisions
                 )
                 outcomes.append((pair.label, outcome))
+                halves[half(pair.id)].append((pair.label, outcome))
                 warnings.update(said)
                 if not kept:
                     lost.append(pair.id)
@@ -207,6 +223,7 @@ def run_nli(
                     "type_class": type_class,
                     "type": kind,
                     **summarise(outcomes),
+                    "halves": {h: _scores(summarise(done)) for h, done in halves.items()},
                     "a_lost": len(lost),
                     "a_lost_ids": lost[:20],
                     "revisions_checked": revisions is not None,

@@ -8,7 +8,9 @@ For a memory about to be written in a scope (``[lifecycle]`` keys, docs/memory-l
    (``engram.lifecycle.judge``): ``same`` (only within ``duplicate_distance``, 0.12 / 0.25, same
    type, and nothing that carries meaning differs), ``supersedes`` (a confident reversal),
    ``conflicts`` (maybe a reversal), ``related`` (close, but a number, name, polarity or word
-   differs) or ``distinct``;
+   differs) or ``distinct``; past it and up to ``incompatible_distance`` (1.0), only the scene
+   rule (``engram.lifecycle.scenes``: one subject in two states that exclude each other) is
+   asked;
 3. the nearest ``same`` is the duplicate (merged into); every ``supersedes`` is stale.
 
 The seed merged anything within ``duplicate_distance``: "Invoice INV-2024-0042 was paid" then
@@ -128,7 +130,7 @@ def plan_write(
     within the contradiction limit is judged (``engram.lifecycle.judge``), and the nearest
     ``same`` is the duplicate."""
     plan = WritePlan()
-    limit = rules.contradiction_limit(new.type)
+    limit = rules.judged_limit(new.type)
     near = [n for n in neighbours if n.distance <= limit]
     if not near:
         return plan
@@ -157,14 +159,19 @@ def _verdicts(
     """The extractor's verdicts where it judges (a ``same`` checked by ``keep_safe``), else
     the offline judge's, with what the extractor's own contradiction check names as stale."""
     offline = offline_verdicts(new, candidates, rules)
+    # An extractor's judge and check see what the contradiction limit lets in, as before the
+    # scene rule widened the judged range; past it the offline scene rule alone decides.
+    limit = rules.contradiction_limit(new.type)
+    within = [i for i, c in enumerate(candidates) if c.distance <= limit]
     if isinstance(extractor, JudgesMemories):
         try:
-            theirs = extractor.judge_memories(new, candidates, rules)
-            if len(theirs) != len(candidates):
-                raise ValueError(f"{len(theirs)} verdicts for {len(candidates)} memories")
-            verdicts = [
-                keep_safe(new, c, v, rules) for c, v in zip(candidates, theirs, strict=True)
-            ]
+            asked = [candidates[i] for i in within]
+            theirs = extractor.judge_memories(new, asked, rules) if asked else []
+            if len(theirs) != len(asked):
+                raise ValueError(f"{len(theirs)} verdicts for {len(asked)} memories")
+            verdicts = list(offline)
+            for i, v in zip(within, theirs, strict=True):
+                verdicts[i] = keep_safe(new, candidates[i], v, rules)
         except Exception as exc:  # someone else's code, maybe a model behind a network
             log.warning("the extractor's judge failed: %s", exc)
             warnings.append(
@@ -177,7 +184,8 @@ def _verdicts(
     if not isinstance(extractor, ChecksContradictions):
         return offline
     try:
-        stale = set(extractor.find_contradictions(new, [c.memory for c in candidates]))
+        shown = [candidates[i].memory for i in within]
+        stale = set(extractor.find_contradictions(new, shown)) if shown else set()
     except Exception as exc:
         log.warning("contradiction check failed: %s", exc)
         warnings.append(

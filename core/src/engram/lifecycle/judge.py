@@ -28,6 +28,7 @@ from engram.config import LifecycleConfig
 from engram.lifecycle.choices import choice, reverses
 from engram.lifecycle.lexicon import ATTRIBUTES, FUNCTION_WORDS, OPPOSITES
 from engram.lifecycle.reading import Reading, read
+from engram.lifecycle.scenes import incompatible
 from engram.models import ExtractedMemory, KnownMemory
 
 Relation = Literal["same", "supersedes", "conflicts", "related", "distinct"]
@@ -65,17 +66,23 @@ def judge(
     new: ExtractedMemory, old: KnownMemory, distance: float, rules: LifecycleConfig
 ) -> Verdict:
     """The offline verdict on ``old`` for ``new`` (see the module docstring)."""
-    if distance > rules.contradiction_limit(new.type):
-        return Verdict("distinct", f"distance {distance:.2f} is past the contradiction limit")
-    near = distance <= rules.duplicate_limit(new.type)
     same_type = old.type == new.type
     old_text = body(old)
     a, b = read(new.content), read(old_text)
+    if distance > rules.contradiction_limit(new.type):
+        scene = _scene(a, b) if distance <= rules.incompatible_distance else None
+        if scene is not None:
+            return _superseding(scene, same_type, old)
+        return Verdict("distinct", f"distance {distance:.2f} is past the contradiction limit")
+    near = distance <= rules.duplicate_limit(new.type)
     reversal = _reversal(new.content, old_text, a, b)
+    if reversal is None and distance <= rules.incompatible_distance:
+        scene = _scene(a, b)
+        reversal = None if scene is None else ("supersedes", scene)
     if reversal is not None:
         kind, reason = reversal
-        if kind == "supersedes" and not same_type:
-            return Verdict("conflicts", f"{reason}, but the types differ ({old.type})")
+        if kind == "supersedes":
+            return _superseding(reason, same_type, old)
         return Verdict(kind, reason)
     difference = meaning_difference(a, b)
     if difference is not None:
@@ -85,6 +92,20 @@ def judge(
     if not same_type:
         return Verdict("related", f"the same words, but another type ({old.type})")
     return Verdict("same", "the same content words, values and polarity")
+
+
+def _superseding(reason: str, same_type: bool, old: KnownMemory) -> Verdict:
+    if not same_type:
+        return Verdict("conflicts", f"{reason}, but the types differ ({old.type})")
+    return Verdict("supersedes", reason)
+
+
+def _scene(a: Reading, b: Reading) -> str | None:
+    """A statement excluding what the same subject did or where it was (``scenes``), when no
+    identifier or path says the two are about different things."""
+    if a.identifiers != b.identifiers or a.paths != b.paths:
+        return None
+    return incompatible(a, b)
 
 
 def body(memory: KnownMemory) -> str:
