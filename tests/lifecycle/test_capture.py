@@ -413,7 +413,9 @@ def test_sessions_are_captured_once_per_growth(
 
 def test_a_transcript_given_as_text_reads_as_the_session_indexer_reads_its_file() -> None:
     path = next(
-        (Path(__file__).parent / "fixtures/sessions/claude/projects").glob(f"*/{CLAUDE_ID}.jsonl")
+        (Path(__file__).parent.parent / "fixtures/sessions/claude/projects").glob(
+            f"*/{CLAUDE_ID}.jsonl"
+        )
     )
     loaded = ClaudeCodeSource(path.parent.parent).load(SessionRef("claude-code", "x", path, ""))
     # A half-written line in the middle is skipped, as the indexer skips it in a file.
