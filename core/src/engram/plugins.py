@@ -72,7 +72,7 @@ def allowed_plugins() -> set[str] | None:
 def _load_entry_points(pm: pluggy.PluginManager) -> None:
     allow = allowed_plugins()
     loaded: dict[str, str | None] = {}
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+    for ep in _entry_points():
         dist = ep.dist.name if ep.dist else None
         if (
             allow is not None
@@ -146,10 +146,27 @@ def _origin(factory: Callable[..., Any]) -> tuple[str, str | None, str | None]:
     dist = _entry_point_distributions().get(top) or _installed_distributions().get(top)
     if dist is None:
         return module, None, None
+    return module, dist, _version(dist)
+
+
+@functools.cache
+def _entry_points() -> tuple[metadata.EntryPoint, ...]:
+    """The ``engram`` entry points, scanned once a process: each scan reads every installed
+    distribution's metadata (a tenth of a second or more in a large environment)."""
+    return tuple(metadata.entry_points(group=ENTRY_POINT_GROUP))
+
+
+@functools.cache
+def _version(dist: str) -> str | None:
+    """A distribution's version: from the entry point's own metadata when it has one (no
+    search of sys.path), else looked up by name."""
+    for ep in _entry_points():
+        if ep.dist is not None and ep.dist.name == dist:
+            return ep.dist.version
     try:
-        return module, dist, metadata.version(dist)
+        return metadata.version(dist)
     except metadata.PackageNotFoundError:
-        return module, dist, None
+        return None
 
 
 @functools.cache
@@ -157,7 +174,7 @@ def _entry_point_distributions() -> dict[str, str]:
     """Top-level module → distribution, from the entry points (they name their module even for
     editable installs) and core's own name: enough for every plugin loaded the usual way."""
     found = {"engram": "engram-kit-core"}
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+    for ep in _entry_points():
         if ep.dist is not None:
             found.setdefault(ep.module.split(".")[0], ep.dist.name)
     return found
