@@ -9,11 +9,10 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from engram import capture as capturing
 from engram import memories, recovery
 from engram import prune as pruning
 from engram import recall as recalling
@@ -48,6 +47,9 @@ from engram.registry import Registry
 from engram.scopes import MemoryFolder, Scope
 from engram.search.policy import MemorySearch
 from engram.writer import Writer
+
+if TYPE_CHECKING:  # capture (transcripts, extraction) loads when used: recall and search don't
+    from engram import capture as capturing
 
 __all__ = ["Excerpt", "Memory"]
 
@@ -158,9 +160,8 @@ class Memory:
         return self.writer.extractor
 
     def default_roots(self) -> list[Path]:
-        """What ``index()`` reads by default: the vault, plus every memory folder and the
-        collections folder that exist (named on their own so hidden, git-ignored or outside
-        folders are still indexed)."""
+        """What ``index()`` reads by default: the vault, plus the memory and collections folders
+        that exist (named on their own, so hidden, git-ignored or outside ones are indexed)."""
         roots = [self.config.resolve(p).resolve() for p in self.config.vault.paths]
         for folder in [*(f.path for f in self.folders), self._collections_dir()]:
             if folder.is_dir() and folder not in roots:
@@ -171,8 +172,7 @@ class Memory:
         return self.config.resolve(self.config.memory.collections_dir).resolve()
 
     def vault_roots(self) -> list[Path]:
-        """Configured vault folders, the memory and collections folders and every root
-        something was indexed from."""
+        """Configured vault folders, memory and collections folders, every root indexed from."""
         roots = [self.config.resolve(p).resolve() for p in self.config.vault.paths]
         for folder in [*(f.path for f in self.folders), self._collections_dir()]:
             if folder not in roots:
@@ -299,12 +299,16 @@ class Memory:
     ) -> capturing.CaptureReport:
         """Turn a conversation into memories with the configured extractor; never raises for
         the extractor's failures (they are warnings in the report)."""
+        from engram import capture as capturing
+
         return capturing.capture(self.writer, messages, mode, scope=scope, source=source)
 
     def capture_sessions(
         self, *, progress: Progress | None = None
     ) -> capturing.SessionCaptureReport:
         """Capture memories from indexed sessions that grew since their last capture."""
+        from engram import capture as capturing
+
         return capturing.capture_sessions(self.writer, progress=progress)
 
     def history(self, id_or_path: str) -> histories.History:

@@ -9,11 +9,13 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-from pathspec import GitIgnoreSpec, PathSpec
+from typing import TYPE_CHECKING
 
 from engram.document_ids import relative_id as _relative_id
 from engram.errors import ConfigError
+
+if TYPE_CHECKING:  # pathspec loads on the first walk: a recall imports this module, never walks
+    from pathspec import GitIgnoreSpec
 
 ALWAYS_SKIPPED_DIRS = frozenset({".git", ".engram", ".venv", "node_modules", "__pycache__"})
 
@@ -38,6 +40,8 @@ def discover(
     A root that is a file is taken as given. Hidden folders (``.obsidian``, ``.trash``…) and
     tool folders are skipped. The result is sorted and free of duplicates.
     """
+    from pathspec import PathSpec
+
     include_spec = PathSpec.from_lines("gitignore", include)
     exclude_spec = PathSpec.from_lines("gitignore", exclude)
     found: dict[Path, VaultFile] = {}
@@ -64,6 +68,8 @@ def _walk(root: Path, respect_gitignore: bool) -> Iterator[tuple[str, str]]:
     """(path, path relative to ``root``, both posix strings) of every file, by ``os.scandir``:
     its entries know what they are without another system call. Links to folders are not
     followed; a link to a file counts only when it points inside ``root``."""
+    from pathspec import GitIgnoreSpec
+
     # Each folder carries the .gitignore files that apply to it: (folder it lives in, spec).
     base = root.as_posix()
     pending: list[tuple[str, str, list[tuple[Path, GitIgnoreSpec]]]] = [(base, "", [])]
