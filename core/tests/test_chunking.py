@@ -8,6 +8,7 @@ import itertools
 import warnings
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -157,6 +158,23 @@ def test_text_without_mapping_frontmatter_is_all_body(text: str) -> None:
 
 def test_empty_frontmatter_is_stripped() -> None:
     assert parse_frontmatter("---\n---\nbody") == ({}, "body", 3)
+
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(10**9), 10**9), st.text(max_size=40))
+
+
+@given(
+    st.dictionaries(
+        st.text(min_size=1, max_size=12),
+        st.one_of(_SCALARS, st.lists(_SCALARS, max_size=4)),
+        max_size=6,
+    )
+)
+def test_frontmatter_reads_what_the_pure_python_yaml_loader_reads(meta: dict[str, object]) -> None:
+    """libyaml's parser (used when PyYAML has it) must read every frontmatter as PyYAML's own."""
+    head = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False)
+    metadata, body, _ = parse_frontmatter(f"---\n{head}---\nbody\n")
+    assert (metadata, body) == (yaml.safe_load(head), "body\n")
 
 
 def test_frontmatter_with_bom_and_crlf() -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import typer
+from typing import TYPE_CHECKING
 
 from engram.hookspecs import hookimpl
+
+if TYPE_CHECKING:  # one annotation: every command loads this plugin, few need typer
+    import typer
 
 
 @hookimpl

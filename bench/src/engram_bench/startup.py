@@ -7,7 +7,13 @@ The session-start hook runs as Claude Code runs it (its JSON on stdin, naming a 
 transcript folder of the run's own), in an empty project, after the detached capture of the
 previous round has finished: "no pending capture". It is timed twice a round: as a session
 start finds it (the stamp of the last empty recall in place) and with that stamp removed (the
-full path: config, memory, a worker process).
+full path: config, memory, a worker process). The rows marked ``(3 memories)`` run in a second
+project holding three remembered memories, where every session start takes the full path (a
+recall that finds something writes no stamp).
+
+Python may write bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped from the commands'
+environment): an installed package ships compiled, and a cold start that recompiles every
+module of a source checkout measures the checkout, not engram.
 ``python -m engram_bench.startup OUT.md [--repeats N]`` runs this section alone.
 """
 
@@ -25,14 +31,24 @@ from typing import Any
 
 HOOK = "engram hooks run session-start"
 FULL_HOOK = f"{HOOK} (no stamp)"
+WITH_MEMORIES = " (3 memories)"
+HOOK_ARGS = ["hooks", "run", "session-start", "--host", "claude-code", "--timeout", "55"]
 # Name → arguments after `engram`; the floor runs the interpreter alone.
 COMMANDS: dict[str, list[str]] = {
     "engram --version": ["--version"],
     "engram recall": ["recall"],
     "engram search": ["search", "billing owner"],
-    HOOK: ["hooks", "run", "session-start", "--host", "claude-code", "--timeout", "55"],
-    FULL_HOOK: ["hooks", "run", "session-start", "--host", "claude-code", "--timeout", "55"],
+    HOOK: HOOK_ARGS,
+    FULL_HOOK: HOOK_ARGS,
+    f"engram recall{WITH_MEMORIES}": ["recall"],
+    f"engram search{WITH_MEMORIES}": ["search", "billing owner"],
+    f"{HOOK}{WITH_MEMORIES}": HOOK_ARGS,
 }
+MEMORIES = (
+    ("The billing owner is Alice; invoices go through her.", "decision"),
+    ("Prefer pytest over unittest in this repository.", "preference"),
+    ("The store is SQLite with the hash embedder in tests.", "note"),
+)
 FLOOR = 'python -c "import numpy"'
 # What issue #26 asks of the commands every host hook pays for.
 TARGETS = {"engram --version": 1.5, HOOK: 1.5}
@@ -78,16 +94,17 @@ def _settle(state: Path) -> None:
         time.sleep(0.05)
 
 
-def _world(workdir: Path) -> tuple[Path, dict[str, str], str]:
-    """The empty project, an environment of its own (no user memories, no user config) and the
+def _world(workdir: Path, name: str = "startup-project") -> tuple[Path, dict[str, str], str]:
+    """An empty project, an environment of its own (no user memories, no user config) and the
     JSON Claude Code sends at session start."""
-    project = workdir / "startup-project"
+    project = workdir / name
     project.mkdir(parents=True, exist_ok=True)
     (project / "engram.toml").write_text(CONFIG, encoding="utf-8")
     home = workdir / "startup-home"
-    transcripts = home / ".claude" / "projects" / "startup-project"
+    transcripts = home / ".claude" / "projects" / name
     transcripts.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ENGRAM_", "CLAUDE_"))}
+    dropped = ("ENGRAM_", "CLAUDE_", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
     env |= {
         "XDG_DATA_HOME": str(home / "data"),
         "XDG_CONFIG_HOME": str(home / "config"),
@@ -105,29 +122,37 @@ def _world(workdir: Path) -> tuple[Path, dict[str, str], str]:
 
 def run_startup(workdir: Path, *, repeats: int, log: Callable[[str], None]) -> dict[str, Any]:
     """Median wall time of each command over ``repeats`` rounds, and its ratio to the floor.
-    The project is empty (an engram.toml, no notes), with the hash embedder, so the figures are
-    start-up and not a model's load."""
+    The projects are empty (an engram.toml, no notes) or hold three memories, with the hash
+    embedder, so the figures are start-up and not a model's load."""
     project, env, payload = _world(workdir)
-    state = project / ".engram"
+    stocked, _, stocked_payload = _world(workdir, "startup-memories")
     runs: dict[str, list[float]] = {FLOOR: [], **{name: [] for name in COMMANDS}}
     failures: dict[str, int] = {}
     base = engram_argv()
-    # One session start first: it writes the stamp and the first capture round, as a user's
-    # first session would; the rounds then time what every later session pays.
-    _wall_ms([*base, *COMMANDS[HOOK]], project, env, payload)
-    _settle(state)
+    for text, kind in MEMORIES:
+        if _wall_ms([*base, "remember", text, "--type", kind], stocked, env)[1] != 0:
+            raise RuntimeError(f"engram remember failed in {stocked}")
+    # One session start first in each project: it writes the stamp (where nothing is found)
+    # and the first capture round, as a user's first session would; the rounds then time what
+    # every later session pays.
+    for where, sent in ((project, payload), (stocked, stocked_payload)):
+        _wall_ms([*base, *HOOK_ARGS], where, env, sent)
+        _settle(where / ".engram")
     for _ in range(repeats):
         runs[FLOOR].append(_wall_ms([sys.executable, "-c", "import numpy"], project, env)[0])
         for name, args in COMMANDS.items():
+            where, sent = (
+                (stocked, stocked_payload) if name.endswith(WITH_MEMORIES) else (project, payload)
+            )
             if name == FULL_HOOK:
-                (state / "recall.empty").unlink(missing_ok=True)
-            hook = name in (HOOK, FULL_HOOK)
-            ms, code = _wall_ms([*base, *args], project, env, payload if hook else "")
+                (where / ".engram" / "recall.empty").unlink(missing_ok=True)
+            hook = args is HOOK_ARGS
+            ms, code = _wall_ms([*base, *args], where, env, sent if hook else "")
             runs[name].append(ms)
             if code != 0:
                 failures[name] = code
             if hook:
-                _settle(state)
+                _settle(where / ".engram")
     floor = statistics.median(runs[FLOOR])
     rows = [
         {
@@ -154,7 +179,7 @@ def render(startup: dict[str, Any]) -> list[str]:
         "### CLI start-up (cold process)",
         "",
         f"Median wall time of a new process over {startup['repeats']} rounds, in an empty project "
-        f"(hash embedder), against `{startup['floor']}` in the same run "
+        f"(hash embedder) or one with three memories, against `{startup['floor']}` in the same run "
         f"({startup['floor_ms']:.0f} ms). The session-start hook runs with Claude Code's JSON "
         "and no pending capture; `(no stamp)` is its full path (config, memory, worker).",
         "",

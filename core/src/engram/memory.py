@@ -8,11 +8,10 @@ import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from engram import capture as capturing
 from engram import memories, recovery, stats
 from engram import prune as pruning
 from engram import recall as recalling
@@ -50,6 +49,9 @@ from engram.scopes import MemoryFolder, Scope
 from engram.search.policy import MemorySearch
 from engram.sources import label_files
 from engram.writer import Writer
+
+if TYPE_CHECKING:  # capture (transcripts, extraction) loads when used: recall and search don't
+    from engram import capture as capturing
 
 __all__ = ["Excerpt", "Memory"]
 
@@ -162,9 +164,8 @@ class Memory:
         return self.writer.extractor
 
     def default_roots(self) -> list[Path]:
-        """What ``index()`` reads by default: the vault, plus every memory folder and the
-        collections folder that exist (named on their own so hidden, git-ignored or outside
-        folders are still indexed)."""
+        """What ``index()`` reads by default: the vault, plus the memory and collections folders
+        that exist (named on their own, so hidden, git-ignored or outside ones are indexed)."""
         roots = [self.config.resolve(p).resolve() for p in self.config.vault.paths]
         for folder in [*(f.path for f in self.folders), self._collections_dir()]:
             if folder.is_dir() and folder not in roots:
@@ -307,12 +308,16 @@ class Memory:
     ) -> capturing.CaptureReport:
         """Turn a conversation into memories with the configured extractor; never raises for
         the extractor's failures (they are warnings in the report)."""
+        from engram import capture as capturing
+
         return capturing.capture(self.writer, messages, mode, scope=scope, source=source)
 
     def capture_sessions(
         self, *, progress: Progress | None = None
     ) -> capturing.SessionCaptureReport:
         """Capture memories from indexed sessions that grew since their last capture."""
+        from engram import capture as capturing
+
         return capturing.capture_sessions(self.writer, progress=progress)
 
     def history(self, id_or_path: str) -> histories.History:

@@ -27,7 +27,7 @@ DEFAULT_PLUGINS = (
     "engram.default_plugins.memory_store",
     "engram.default_plugins.hash_embedder",
     "engram.default_plugins.searchers",
-    "engram.default_plugins.rules_extractor",
+    "engram.default_plugins.rules",
 )
 ENTRY_POINT_GROUP = "engram"
 
@@ -72,8 +72,7 @@ def allowed_plugins() -> set[str] | None:
 def _load_entry_points(pm: pluggy.PluginManager) -> None:
     allow = allowed_plugins()
     loaded: dict[str, str | None] = {}
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        dist = ep.dist.name if ep.dist else None
+    for ep, dist, _ in _entry_points():
         if (
             allow is not None
             and normalize(ep.name) not in allow
@@ -146,10 +145,32 @@ def _origin(factory: Callable[..., Any]) -> tuple[str, str | None, str | None]:
     dist = _entry_point_distributions().get(top) or _installed_distributions().get(top)
     if dist is None:
         return module, None, None
+    return module, dist, _version(dist)
+
+
+@functools.cache
+def _entry_points() -> tuple[tuple[metadata.EntryPoint, str | None, str | None], ...]:
+    """The ``engram`` entry points with their distribution's name and version, scanned once a
+    process: a scan reads every installed distribution's metadata (a tenth of a second or more
+    in a large environment), and each ``dist.name`` parses its METADATA file again."""
+    found = []
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        meta = ep.dist.metadata if ep.dist is not None else None
+        found.append((ep, meta["Name"] if meta else None, meta["Version"] if meta else None))
+    return tuple(found)
+
+
+@functools.cache
+def _version(dist: str) -> str | None:
+    """A distribution's version: from an entry point's metadata when it has one (no search of
+    sys.path), else looked up by name."""
+    for _, name, version in _entry_points():
+        if name == dist:
+            return version
     try:
-        return module, dist, metadata.version(dist)
+        return metadata.version(dist)
     except metadata.PackageNotFoundError:
-        return module, dist, None
+        return None
 
 
 @functools.cache
@@ -157,9 +178,9 @@ def _entry_point_distributions() -> dict[str, str]:
     """Top-level module → distribution, from the entry points (they name their module even for
     editable installs) and core's own name: enough for every plugin loaded the usual way."""
     found = {"engram": "engram-kit-core"}
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if ep.dist is not None:
-            found.setdefault(ep.module.split(".")[0], ep.dist.name)
+    for ep, name, _ in _entry_points():
+        if name is not None:
+            found.setdefault(ep.module.split(".")[0], name)
     return found
 
 

@@ -100,10 +100,12 @@ def recall(
         except EmptyQuery:
             warnings.append("the query has no words to search for; recalling recent memories")
             clean_query = None
+    # Every memory file is read (its YAML parsed) once, for the recent and the pinned alike.
+    live = list_memories(writer) if source != "sessions" and (pinned or not clean_query) else []
     if clean_query is None and source != "sessions":
-        candidates = _recent(writer)
+        candidates = _recent(writer, live)
     if pinned and source != "sessions":
-        candidates = [*_pinned(writer), *candidates]
+        candidates = [*_pinned(writer, live), *candidates]
     text, items = build_block(candidates, limit, tokenizer or default_tokenizer())
     writer.access.record((i.path, i.memory_id) for i in items if i.memory_id)
     count = (tokenizer or default_tokenizer()).count(text)
@@ -147,16 +149,16 @@ def _memory_id(meta: Metadata) -> str | None:
     return memory_id if in_folder and isinstance(memory_id, str) else None
 
 
-def _pinned(writer: Writer) -> list[RecallItem]:
+def _pinned(writer: Writer, live: Sequence[MemoryInfo]) -> list[RecallItem]:
     """The live memories of ``PINNED_TYPES`` in every folder (project and user), newest first."""
-    found = [m for t in PINNED_TYPES for m in list_memories(writer, type=t)]
+    found = [m for t in PINNED_TYPES for m in live if m.type == t]
     found.sort(key=lambda m: m.updated_at or m.created_at or "", reverse=True)
     return _items(writer, found[: writer.config.recall.candidates])
 
 
-def _recent(writer: Writer) -> list[RecallItem]:
+def _recent(writer: Writer, live: Sequence[MemoryInfo]) -> list[RecallItem]:
     """Newest live memories of every folder first, as whole bodies (frontmatter left out)."""
-    return _items(writer, list_memories(writer, limit=writer.config.recall.candidates))
+    return _items(writer, live[: writer.config.recall.candidates])
 
 
 def _items(writer: Writer, infos: Sequence[MemoryInfo]) -> list[RecallItem]:

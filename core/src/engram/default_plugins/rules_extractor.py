@@ -26,11 +26,10 @@ from engram.config import LifecycleConfig
 from engram.default_plugins import rules_patterns as rp
 from engram.default_plugins import rules_speaker as rs
 from engram.extraction import Window, prepare, unique_memories
-from engram.hookspecs import hookimpl
 from engram.lifecycle.judge import judge
 from engram.memory_types import BY_NAME, MemoryType
 from engram.models import ExtractedMemory, ExtractionMode, KnownMemory, Message
-from engram.registry import NoOptions, Register
+from engram.registry import NoOptions
 
 FIX_LOOKAHEAD = 3  # messages after an error in which its fix may come
 SUMMARY_CHARS = 1_200
@@ -402,9 +401,3 @@ def _json(raw: str) -> dict[str, object]:
 
 def _dict(value: object) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
-
-
-@hookimpl
-def register_extractors(register: Register) -> None:
-    """The built-in offline extractor."""
-    register("rules", RulesExtractor)

@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from engram.config_files import find_project_file
 from engram.hosts import detached, quiet
-from engram.hosts.base import generic_payload, plain_output
+from engram.hosts.base import Host, generic_payload, plain_output
 from engram.hosts.child import run_worker
 from engram.hosts.registry import HOSTS
 from engram.hosts.registry import get as get_host
@@ -143,13 +143,27 @@ def run_hook(
     transcripts = payload.transcript.parent if payload.transcript else None
     current = payload.transcript
     catch_up = event == "session-start" and detached.pending(project, transcripts, current)
-    capture = detached.spawn(job, project)
     if event != "session-start":
+        detached.spawn(job, project)
         where = detached.state_dir(project) / detached.LOG
         return Outcome(stderr=[f"engram: capturing in the background (log: {where})"])
-    if catch_up:
-        with contextlib.suppress(subprocess.TimeoutExpired):  # it goes on alone after the wait
-            capture.wait(max(min(CATCHUP_SHARE * timeout, deadline - time.monotonic()), 0))
+    if not catch_up:
+        # Nothing to wait for: the capture starts once the recall is done, not beside it on the
+        # same cores (its worker imports and opens everything the recall's does).
+        try:
+            return _recall(job, cwd, host, event, deadline, timeout)
+        finally:
+            detached.spawn(job, project)
+    capture = detached.spawn(job, project)
+    with contextlib.suppress(subprocess.TimeoutExpired):  # it goes on alone after the wait
+        capture.wait(max(min(CATCHUP_SHARE * timeout, deadline - time.monotonic()), 0))
+    return _recall(job, cwd, host, event, deadline, timeout)
+
+
+def _recall(
+    job: dict[str, Any], cwd: Path, host: Host | None, event: str, deadline: float, timeout: float
+) -> Outcome:
+    """The recall block from a worker, or nothing when ``quiet`` says nothing changed."""
     if quiet.nothing_to_recall(job):
         return Outcome()
     result = run_worker(job, cwd, max(deadline - time.monotonic(), 0.01), timeout)

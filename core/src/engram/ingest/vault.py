@@ -9,13 +9,14 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-
-from pathspec import GitIgnoreSpec, PathSpec
-from pathspec.pattern import RegexPattern
+from typing import TYPE_CHECKING
 
 from engram.document_ids import relative_id as _relative_id
 from engram.errors import ConfigError
 from engram.ingest.bulk import gc_paused
+
+if TYPE_CHECKING:  # pathspec loads on the first walk: a recall imports this module, never walks
+    from pathspec import GitIgnoreSpec
 
 ALWAYS_SKIPPED_DIRS = frozenset({".git", ".engram", ".venv", "node_modules", "__pycache__"})
 
@@ -128,6 +129,9 @@ def _matcher(patterns: Sequence[str]) -> Callable[[str], object]:
     (the usual ``**/*.md``) that is any pattern's regex, joined into one: one match a file
     instead of pathspec's loop over pattern objects (~1 µs against ~6 µs). The answer is
     truthy or not (a match object, say)."""
+    from pathspec import PathSpec  # on the first walk: a recall imports this module, never walks
+    from pathspec.pattern import RegexPattern
+
     spec = PathSpec.from_lines("gitignore", patterns)
     active = [p for p in spec.patterns if p.include is not None]
     regexes = [p.regex for p in active if isinstance(p, RegexPattern) and p.include and p.regex]
@@ -143,6 +147,8 @@ def _walk(root: Path, respect_gitignore: bool) -> Iterator[list[tuple[str, str]]
     (one generator step a folder, not a file), by ``os.scandir``: its entries know what they
     are without another system call. Links to folders are not followed; a link to a file
     counts only when it points inside ``root``."""
+    from pathspec import GitIgnoreSpec
+
     # Each folder carries the .gitignore files that apply to it: (the folder it lives in,
     # relative to root, and its spec); paths are compared as text, with no Path a file.
     base = root.as_posix()

@@ -23,20 +23,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from engram.config import LifecycleConfig
 from engram.filters import And, Eq, Filter, matches
-from engram.lifecycle.judge import (
-    Candidate,
-    JudgesMemories,
-    Verdict,
-    keep_safe,
-    offline_verdicts,
-)
 from engram.memory_files import MEMORY_ID
 from engram.models import ExtractedMemory, Hit, KnownMemory
 from engram.protocols import ChecksContradictions, Extractor, ReportsFailures, Store
 from engram.scopes import FolderScope
+
+if TYPE_CHECKING:  # the judge is imported by the first write that needs it, never by a read
+    from engram.lifecycle.judge import Candidate, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +126,8 @@ def plan_write(
     """Decide what writing ``new`` does, given its ``neighbours`` (nearest first): each one
     within the contradiction limit is judged (``engram.lifecycle.judge``), and the nearest
     ``same`` is the duplicate."""
+    from engram.lifecycle.judge import Candidate
+
     plan = WritePlan()
     limit = rules.judged_limit(new.type)
     near = [n for n in neighbours if n.distance <= limit]
@@ -158,6 +157,8 @@ def _verdicts(
 ) -> list[Verdict]:
     """The extractor's verdicts where it judges (a ``same`` checked by ``keep_safe``), else
     the offline judge's, with what the extractor's own contradiction check names as stale."""
+    from engram.lifecycle.judge import JudgesMemories, Verdict, keep_safe, offline_verdicts
+
     offline = offline_verdicts(new, candidates, rules)
     # An extractor's judge and check see what the contradiction limit lets in, as before the
     # scene rule widened the judged range; past it the offline scene rule alone decides.

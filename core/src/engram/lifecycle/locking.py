@@ -14,8 +14,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 from engram.errors import EngramError
 from engram.sidecar import SIDE_FOLDER, ensure_side_folder
 
@@ -30,6 +28,8 @@ class WriteLockTimeout(EngramError):
 @contextmanager
 def write_lock(folder: Path, timeout: float = WAIT_SECONDS) -> Iterator[None]:
     """Hold the write lock of the memory folder ``folder`` for the duration of the block."""
+    from filelock import FileLock, Timeout  # only writers lock: a recall need not import it
+
     ensure_side_folder(folder / SIDE_FOLDER)
     path = folder / SIDE_FOLDER / LOCK_NAME
     lock = FileLock(path, timeout=timeout, is_singleton=True)

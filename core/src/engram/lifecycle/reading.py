@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
-
-import snowballstemmer
+from functools import cache, lru_cache
+from typing import Any
 
 from engram.lifecycle.lexicon import FUNCTION_WORDS, NEGATIONS, NUMBER_WORDS, SYNONYM_GROUPS
 
@@ -24,23 +23,28 @@ _HAS_ALPHA = re.compile(r"[A-Za-z]")
 _VERSION = re.compile(r"^v?\d+(?:\.\d+)+$|^v\d+$", re.IGNORECASE)
 _PATH = re.compile(r"/|\\|^~|^\.\w|\w\.(?:py|md|toml|json|ya?ml|txt|ini|cfg|js|ts|sh|env|lock)$")
 
-_STEMMER = snowballstemmer.stemmer("english")
+
+@cache
+def _stemmer() -> Any:
+    """Built on first use: snowballstemmer imports every language it knows (~0.2 s), and only
+    the write path (the judge) stems; a recall or a search must not pay for it."""
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
 
 
+@cache
 def _synonyms() -> dict[str, str]:
     out: dict[str, str] = {}
     for group in SYNONYM_GROUPS:
-        stems = [str(_STEMMER.stemWord(w)) for w in group]
+        stems = [stem(w) for w in group]
         out.update(dict.fromkeys(stems, stems[0]))
     return out
 
 
-_SYNONYMS = _synonyms()
-
-
 @lru_cache(maxsize=8192)
 def stem(word: str) -> str:
-    return str(_STEMMER.stemWord(word))
+    return str(_stemmer().stemWord(word))
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +108,7 @@ def read(text: str) -> Reading:
             is_id = _HAS_ALPHA.search(lower) and not _VERSION.match(lower)
             (identifiers if is_id else values).add(lower.lstrip("v"))
         elif lower not in FUNCTION_WORDS and lower not in NEGATIONS:
-            content.add(_SYNONYMS.get(token.stem, token.stem))
+            content.add(_synonyms().get(token.stem, token.stem))
             if token.text[0].isupper() and not token.first and lower != "i":
                 names.add(token.stem)
     return Reading(
