@@ -56,13 +56,16 @@ class State:
 class Snapshot:
     """The records of the side file (or of memory) at ``generation``, with what is live in them:
     ``live_rowids`` ascending and ``live_pos`` their record positions (None: record i is live row
-    i, the usual file after a bulk index), and ``dead`` the positions of replaced records."""
+    i, the usual file after a bulk index), and ``dead`` the positions of replaced records.
+    ``ascending`` says the rowids are known to be live and ascending (the file's header says so):
+    checking it would read every record of the map, which on a fresh map faults in the file."""
 
     store_uuid: str
     generation: int
     rowids: Rowids
     matrix: Matrix
     packed: sidefile.Packed | None = None  # the file's records, when mapped from one
+    ascending: bool = False
     live_rowids: Rowids = field(init=False)
     live_pos: npt.NDArray[np.intp] | None = field(init=False)
     dead: npt.NDArray[np.intp] = field(init=False)
@@ -70,7 +73,7 @@ class Snapshot:
     def __post_init__(self) -> None:
         r = self.rowids
         n = len(r)
-        if n == 0 or (r[0] > 0 and bool(np.all(r[1:] > r[:-1]))):
+        if n == 0 or self.ascending or (r[0] > 0 and bool(np.all(r[1:] > r[:-1]))):
             self.live_rowids, self.live_pos, self.dead = np.asarray(r, dtype=np.int64), None, _NONE
             return
         magnitude = np.abs(r)
@@ -224,8 +227,21 @@ class SideMatrix:
                 count,
                 header.dead + replaced,
                 max(header.top, int(rowids.max(initial=0))),
+                header.ascending and replaced == 0,  # only rows above ``top`` were added
             )
-            sidefile.append(self.path, header, new, sidefile.pack(rowids, matrix))
+            if sidefile.append(self.path, header, new, sidefile.pack(rowids, matrix)):
+                self._keep(new)
+
+    def _keep(self, header: Header) -> None:
+        """Hold the file just appended as this process's snapshot, so a search here does not
+        map and check it again; only when its header says every record is live (a bulk index),
+        where that costs no scan (otherwise the next search finds the live rows)."""
+        if not header.ascending or self.path is None:
+            return
+        loaded = sidefile.load(self.path)
+        if loaded is not None and loaded.header == header:
+            self._snapshot = _snapshot_of(loaded)
+            self._view = None
 
     def compact(
         self, conn: sqlite3.Connection, dimension: int, base: Snapshot | None = None
@@ -272,7 +288,7 @@ class SideMatrix:
         if self.path is None:
             return snapshot
         top = int(rowids[-1]) if len(rowids) else 0
-        header = Header(state.store_uuid, state.generation, dimension, len(rowids), 0, top)
+        header = Header(state.store_uuid, state.generation, dimension, len(rowids), 0, top, True)
         with contextlib.suppress(OSError), sidefile.locked(self.path):
             on_disk = sidefile.load(self.path)
             newer = State(header.generation + 1, header.store_uuid, 0)
@@ -331,7 +347,12 @@ def _usable(snapshot: Snapshot | None, state: State, dimension: int) -> Snapshot
 def _snapshot_of(records: Records) -> Snapshot:
     head = records.header
     return Snapshot(
-        head.store_uuid, head.generation, records.rowids, records.matrix, records.packed
+        head.store_uuid,
+        head.generation,
+        records.rowids,
+        records.matrix,
+        records.packed,
+        head.ascending,
     )
 
 

@@ -1,14 +1,15 @@
 """The side file's format: a header, then one record per vector write, appended in order.
 
-A 4,096-byte header (magic + JSON: format, store_uuid, generation, dimension, count, and two
-hints for the writer: ``dead``, records known to be replaced, and ``top``, the largest rowid) is
-followed
-by ``count`` records of (int64 rowid, float32[dimension] unit vector). A later record of a rowid
-replaces an earlier one; a negative rowid ``-r`` records that row ``r`` lost its vector (its
-vector part is zeros). Appending never moves a byte a reader has mapped: the records are written
-and fsynced first, the header (with the new count and generation) last, so a crash between the
-two leaves the old header, which still describes a true, older state that readers catch up from.
-Bytes past the header's count are a crashed append's leftovers; the next append cuts them off.
+A 4,096-byte header (magic + JSON: format, store_uuid, generation, dimension, count, and three
+hints: ``dead``, records known to be replaced, ``top``, the largest rowid, and ``ascending``, set
+while every record is a live row with rowids ascending, so a reader need not scan the records to
+know which are live; a file without it is scanned) is followed by ``count`` records of (int64 rowid,
+float32[dimension] unit vector). A later record of a rowid replaces an earlier one; a negative rowid
+``-r`` records that row ``r`` lost its vector (its vector part is zeros). Appending never moves a
+byte a reader has mapped: the records are written and fsynced first, the header (with the new count
+and generation) last, so a crash between the two leaves the old header, which still describes a
+true, older state that readers catch up from. Bytes past the header's count are a crashed append's
+leftovers; the next append cuts them off.
 Appends and rewrites of one file are serialised by an ``flock`` on ``<file>.lock``.
 """
 
@@ -49,6 +50,7 @@ class Header:
     count: int
     dead: int = 0  # records replaced or removed since, at least (when to compact)
     top: int = 0  # the largest rowid in the file
+    ascending: bool = False  # every record live, rowids ascending (no scan needed to know)
 
 
 @dataclass
@@ -77,6 +79,7 @@ def read_header(fh: BinaryIO) -> Header | None:
             count=int(meta["count"]),
             dead=int(meta.get("dead", 0)),
             top=int(meta.get("top", 0)),
+            ascending=meta.get("ascending") is True,
         )
         if meta["format"] != FORMAT:
             return None
@@ -208,5 +211,6 @@ def _header_bytes(header: Header) -> bytes:
         "count": header.count,
         "dead": header.dead,
         "top": header.top,
+        "ascending": header.ascending,
     }
     return (MAGIC + json.dumps(meta).encode("utf-8")).ljust(HEADER_BYTES, b" ")
