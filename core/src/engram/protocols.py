@@ -30,7 +30,7 @@ from engram.models import (
     SearchMode,
     SearchResult,
 )
-from engram.stamps import Stat
+from engram.stamps import Stamp
 
 StoreCapability = Literal["vector", "keyword", "filter", "persistent", "concurrent-writers"]
 
@@ -208,15 +208,16 @@ class PrunesDocuments(Protocol):
 
 @runtime_checkable
 class ReadsStamps(Protocol):
-    """Optional for a store: the stamp (``engram.stamps``) of every record of ``source`` whose
-    metadata ``path`` is one of ``roots`` or lies under one (posix, no trailing "/"), in one
-    bulk read; and the full records of a few ids. A re-index reads the stamps, stats each file
-    and fetches the records of changed and removed files only; without it, core derives both
-    from ``list_documents`` (``engram.ingest.records``), which builds every record."""
+    """Optional for a store: the ``Stamp`` (``engram.stamps``) of every record of one of
+    ``sources`` whose metadata ``path`` is one of ``roots`` or lies under one (posix, no
+    trailing "/"), in one bulk read; and the full records of a few ids. A re-index reads the
+    stamps, stats each file and fetches the records of changed and removed files only; without
+    it, core derives both from ``list_documents`` (``engram.ingest.records``), which builds
+    every record."""
 
     def document_stamps(
-        self, source: str, roots: Sequence[str], settled_s: float
-    ) -> dict[str, Stat | None]: ...
+        self, sources: Sequence[str], roots: Sequence[str], settled_s: float
+    ) -> dict[str, Stamp]: ...
     def get_documents(self, ids: Sequence[str]) -> dict[str, Document]: ...
 
 

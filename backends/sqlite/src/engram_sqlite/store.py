@@ -29,7 +29,7 @@ from engram import (
     IndexIdentity,
     Keys,
     Scores,
-    Stat,
+    Stamp,
     StoreCapability,
     StoreError,
     check_finite,
@@ -55,8 +55,7 @@ from engram_sqlite.records import (
     id_list,
     metadata_json,
     stamp_columns,
-    stamp_parameters,
-    stamps_query,
+    stamps_statement,
     to_chunk,
     to_document,
     to_stamps,
@@ -236,9 +235,9 @@ class SQLiteStore(ClosingStore):
         return {row[0]: to_document(row) for row in rows}
 
     def document_stamps(
-        self, source: str, roots: Sequence[str], settled_s: float
-    ) -> dict[str, Stat | None]:
-        query, params = stamps_query(len(roots)), stamp_parameters(source, roots, settled_s)
+        self, sources: Sequence[str], roots: Sequence[str], settled_s: float
+    ) -> dict[str, Stamp]:
+        query, params = stamps_statement(sources, roots, settled_s)
         with self._db.statement() as conn:
             return to_stamps(conn.execute(query, params).fetchall())
 
