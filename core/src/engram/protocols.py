@@ -5,9 +5,9 @@ constructor signature is the plugin's own business.
 
 Besides the four, a part may offer optional capabilities that core uses when present and does
 without otherwise: ``Closes``, ``Optimizes``, ``Diagnoses``, ``HasOptions`` (any part),
-``PrunesDocuments``, ``ReadsStamps`` and ``CandidateSearch`` (stores), and ``ChecksContradictions``,
-``Condenses``, ``ReportsFailures`` (extractors). Each is a runtime-checkable protocol, so
-core asks ``isinstance(part, Optimizes)``, never ``getattr``.
+``PrunesDocuments``, ``ReplacesDocuments``, ``ReadsStamps`` and ``CandidateSearch`` (stores),
+and ``ChecksContradictions``, ``Condenses``, ``ReportsFailures`` (extractors). Each is a
+runtime-checkable protocol, so core asks ``isinstance(part, Optimizes)``, never ``getattr``.
 """
 
 from __future__ import annotations
@@ -204,6 +204,16 @@ class PrunesDocuments(Protocol):
     without it has the document's chunks deleted before the upsert instead."""
 
     def prune_document(self, document_id: str, keep: Sequence[str]) -> None: ...
+
+
+@runtime_checkable
+class ReplacesDocuments(Protocol):
+    """Optional for a store: one document's chunks become exactly ``chunks`` (upserted, every
+    other chunk with its id deleted) and its record ``document``, all at once. Indexing an
+    edited file then costs one write instead of three (upsert, prune, record); a store without
+    it gets those three, in that crash-safe order (``engram.ingest.engine``)."""
+
+    def replace_document(self, document: Document, chunks: Sequence[Chunk]) -> None: ...
 
 
 @runtime_checkable

@@ -43,6 +43,16 @@ def to_document(row: Sequence[Any]) -> Document:
 
 
 STAMP_COLUMNS = "source, path, size, mtime_ns, inode, indexed_at"
+PUT_DOCUMENT = (  # parameters: id, hash, metadata JSON, then ``stamp_columns``
+    f"INSERT INTO documents(id, hash, metadata, {STAMP_COLUMNS}) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+    "hash = excluded.hash, metadata = excluded.metadata, source = excluded.source, "
+    "path = excluded.path, size = excluded.size, mtime_ns = excluded.mtime_ns, "
+    "inode = excluded.inode, indexed_at = excluded.indexed_at"
+)
+PRUNE_DOCUMENT = (  # parameters: the document id, the JSON list of chunk ids to keep
+    "DELETE FROM chunks WHERE document_id = ? AND id NOT IN (SELECT value FROM json_each(?))"
+)
 
 
 MANY_ROOTS = 32  # more roots (a collection indexing its files one by one) go as one JSON list
@@ -84,6 +94,12 @@ def stamps_statement(
 def to_stamps(rows: Sequence[Stamp]) -> dict[str, Stamp]:
     """Rows selected with ``stamps_query`` (each a ``Stamp``, the id last) by document id."""
     return {row[4]: row for row in rows}
+
+
+def document_row(document: Document) -> tuple[Any, ...]:
+    """The parameters of ``PUT_DOCUMENT`` for a record."""
+    meta = metadata_json(document.metadata, f"document {document.id!r}")
+    return (document.id, document.hash, meta, *stamp_columns(document))
 
 
 def stamp_columns(document: Document) -> tuple[Any, ...]:

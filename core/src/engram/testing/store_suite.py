@@ -26,7 +26,7 @@ from engram.errors import (
 from engram.filters import And, Contains, Eq, Filter, In, Ne, Not, Or, Range, matches, parse_filter
 from engram.ingest.records import Records
 from engram.models import Chunk, Document, Hit
-from engram.protocols import HasOptions, Store
+from engram.protocols import HasOptions, ReplacesDocuments, Store
 from engram.search.candidates import candidate_search
 from engram.stamps import bulk_stamp, selected
 from engram.testing.data import (
@@ -313,6 +313,28 @@ class StoreSuite(SuiteIntegrity):
         assert Records(ready).stamps([], roots, 2.0) == {}
         wanted = ["a", "racy", "unknown"]
         assert Records(ready).documents(wanted) == {i: docs[i] for i in ("a", "racy")}
+
+    def test_replace_document_is_upsert_prune_and_record_at_once(self, ready: Store) -> None:
+        """``replace_document`` (``ReplacesDocuments``, when offered) leaves a document's chunks
+        exactly the given ones (others of that document gone, other documents untouched) and
+        its record written, searchable at once. Failure: a stale chunk of the document
+        survives, another document's chunk is pruned, or the record is not the one given."""
+        if not isinstance(ready, ReplacesDocuments):
+            return  # the engine writes upsert, prune, record instead (covered above)
+        old = [chunk(i, document_id="doc") for i in range(3)]
+        other = chunk(9, document_id="other")
+        ready.upsert([*old, other])
+        new = [old[1].model_copy(update={"text": "replaced words"}), chunk(4, document_id="doc")]
+        record = Document(id="doc", hash="h2", metadata={"source": "memory", "chunk_ids": ["x"]})
+        ready.replace_document(record, new)
+        kept = {c.id: c.text for batch in ready.iter_chunks() for c in batch}
+        assert kept == {**{c.id: c.text for c in new}, other.id: other.text}
+        assert ready.list_documents()["doc"] == record
+        assert new[1].vector is not None
+        assert ids(ready.vector_search(new[1].vector, 1)) == [new[1].id]
+        ready.replace_document(Document(id="doc", hash="h3"), [])
+        assert {c.id for batch in ready.iter_chunks() for c in batch} == {other.id}
+        assert ready.list_documents()["doc"].hash == "h3"
 
     def test_reset_empties_everything_including_identity(self, filled: Store) -> None:
         """``reset`` leaves the store as new (rebuild depends on it).
