@@ -9,9 +9,11 @@ child ends with ``os._exit`` right after the chosen write (no cleanup, no ``fina
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -33,7 +35,8 @@ memory = Memory.open(load_config({"store": {"backend": backend}, "embedder": {"p
                                  start=root))
 cls = type(memory.store)
 calls = 0
-for name in ("upsert", "delete", "delete_documents", "prune_document", "put_document"):
+for name in ("upsert", "delete", "delete_documents", "prune_document", "put_document",
+             "replace_document"):
     original = getattr(cls, name, None)
     if original is None:
         continue
@@ -97,6 +100,15 @@ def final_state(root: Path, backend: str) -> tuple[list[tuple[str, str, str]], i
         return contents(memory), len(found)
 
 
+def aged(root: Path) -> None:
+    """The notes dated an hour back: no file is racily clean (``engram.ingest.sync``), so the
+    second index writes no restamp for the unchanged note and every run takes the same
+    number of writes, whatever the timing."""
+    then = time.time() - 3600
+    for path in (root / "notes").glob("*.md"):
+        os.utime(path, (then, then))
+
+
 def clean_index(tmp: Path, backend: str) -> list[tuple[str, str, str]]:
     root = tmp / "clean"
     write_vault(root, {**V1, **V3})
@@ -115,17 +127,20 @@ def test_a_kill_at_any_write_then_an_edit_is_healed_by_the_next_index(
     # How many store writes indexing V2 takes, so the kill can come after each one.
     probe = tmp_path / "probe"
     write_vault(probe, V1)
+    aged(probe)
     assert child(probe, backend, 0).returncode == 0
     write_vault(probe, V2)
     (probe / "notes" / "c.md").unlink()
     full = child(probe, backend, 0)
     assert full.returncode == 0, full.stderr
     steps = int(full.stdout.split()[-1])
-    assert steps >= 3  # upsert, drop the stale chunks, record: at the least
+    # The edit (upsert, drop the stale chunks, record; or one replace_document) and the removal.
+    assert steps >= 2
 
     for kill_at in range(1, steps + 1):
         root = tmp_path / f"kill-{kill_at}"
         write_vault(root, V1)
+        aged(root)
         assert child(root, backend, 0).returncode == 0
         write_vault(root, V2)
         (root / "notes" / "c.md").unlink()

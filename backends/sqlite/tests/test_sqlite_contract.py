@@ -17,7 +17,7 @@ from engram.errors import DimensionMismatch, IdentityMismatch, InvalidVector, St
 from engram.filters import Eq, In
 from engram.models import Chunk, Document, Hit, IndexIdentity
 from engram.protocols import Store
-from engram.stamps import selected, stamp_of
+from engram.stamps import bulk_stamp, selected
 from engram_sqlite import SQLiteOptions, SQLiteStore
 from engram_sqlite.migrations import LATEST
 
@@ -453,7 +453,7 @@ def test_deletes_leave_nothing_behind_in_any_index(store: SQLiteStore) -> None:
 
 def test_stamps_of_many_roots_need_no_bound_variable_a_root(store: SQLiteStore) -> None:
     """A collection indexes its files each as a root: thousands of roots stay one parameter,
-    with the same stamps as the reference (``stamp_of`` over the records)."""
+    with the same stamps as the reference (``bulk_stamp`` over the records)."""
     mtime = 1_700_000_000_000_000_000
     for i in range(40):
         meta = {
@@ -468,9 +468,9 @@ def test_stamps_of_many_roots_need_no_bound_variable_a_root(store: SQLiteStore) 
     )
     roots = [f"/c/{i}.md" for i in range(0, 40, 2)] + [f"/none/{i}" for i in range(20_000)]
     docs = store.list_documents()
-    want = {i: stamp_of(d, 2.0) for i, d in docs.items() if selected(d, "memory", roots)}
-    assert len(want) == 20 and want["c/0.md"] == (0, mtime, 0)
-    assert store.document_stamps("memory", roots, 2.0) == want
-    assert store.document_stamps("memory", roots[:3], 2.0) == {
+    want = {i: bulk_stamp(d, 2.0) for i, d in docs.items() if selected(d, ["memory"], roots)}
+    assert len(want) == 20 and want["c/0.md"] == (0, mtime, 0, "memory", "c/0.md")
+    assert store.document_stamps(["memory", "vault"], roots, 2.0) == want
+    assert store.document_stamps(["memory"], roots[:3], 2.0) == {
         i: want[i] for i in ("c/0.md", "c/2.md", "c/4.md")
     }

@@ -112,6 +112,7 @@ if TYPE_CHECKING:
         HasOptions,
         Optimizes,
         PrunesDocuments,
+        ReplacesDocuments,
         ReportsFailures,
         Searcher,
         Store,
@@ -120,7 +121,7 @@ if TYPE_CHECKING:
         embedder_identity,
     )
     from engram.registry import NoOptions, Register
-    from engram.stamps import Stat, stamp_of, stat_from
+    from engram.stamps import Stamp, Stat, bulk_stamp, stamp_of, stat_from
     from engram.stamps import number_of as stamp_number
     from engram.stamps import text_of as stamp_text
     from engram.storekit import check_dimension, check_finite, check_identity, check_vector
@@ -170,6 +171,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "HasOptions": ("engram.protocols", "HasOptions"),
     "Optimizes": ("engram.protocols", "Optimizes"),
     "PrunesDocuments": ("engram.protocols", "PrunesDocuments"),
+    "ReplacesDocuments": ("engram.protocols", "ReplacesDocuments"),
     "ReportsFailures": ("engram.protocols", "ReportsFailures"),
     "Searcher": ("engram.protocols", "Searcher"),
     "Store": ("engram.protocols", "Store"),
@@ -226,6 +228,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "IndexDamaged": ("engram.errors", "IndexDamaged"),
     "RemoteIndexDamaged": ("engram.errors", "RemoteIndexDamaged"),
     "Stat": ("engram.stamps", "Stat"),
+    "Stamp": ("engram.stamps", "Stamp"),
+    "bulk_stamp": ("engram.stamps", "bulk_stamp"),
     "stat_from": ("engram.stamps", "stat_from"),
     "stamp_of": ("engram.stamps", "stamp_of"),
     "stamp_text": ("engram.stamps", "text_of"),
@@ -361,6 +365,7 @@ __all__ = [
     "Range",
     "Register",
     "RemoteIndexDamaged",
+    "ReplacesDocuments",
     "ReportsFailures",
     "RequestLimits",
     "RetryPolicy",
@@ -372,6 +377,7 @@ __all__ = [
     "SearchMode",
     "SearchResult",
     "Searcher",
+    "Stamp",
     "Stat",
     "Store",
     "StoreCapability",
@@ -382,6 +388,7 @@ __all__ = [
     "UsageLedger",
     "Verdict",
     "__version__",
+    "bulk_stamp",
     "check_base_url",
     "check_dimension",
     "check_finite",

@@ -5,9 +5,9 @@ constructor signature is the plugin's own business.
 
 Besides the four, a part may offer optional capabilities that core uses when present and does
 without otherwise: ``Closes``, ``Optimizes``, ``Diagnoses``, ``HasOptions`` (any part),
-``PrunesDocuments``, ``ReadsStamps`` and ``CandidateSearch`` (stores), and ``ChecksContradictions``,
-``Condenses``, ``ReportsFailures`` (extractors). Each is a runtime-checkable protocol, so
-core asks ``isinstance(part, Optimizes)``, never ``getattr``.
+``PrunesDocuments``, ``ReplacesDocuments``, ``ReadsStamps`` and ``CandidateSearch`` (stores),
+and ``ChecksContradictions``, ``Condenses``, ``ReportsFailures`` (extractors). Each is a
+runtime-checkable protocol, so core asks ``isinstance(part, Optimizes)``, never ``getattr``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from engram.models import (
     SearchMode,
     SearchResult,
 )
-from engram.stamps import Stat
+from engram.stamps import Stamp
 
 StoreCapability = Literal["vector", "keyword", "filter", "persistent", "concurrent-writers"]
 
@@ -207,16 +207,27 @@ class PrunesDocuments(Protocol):
 
 
 @runtime_checkable
+class ReplacesDocuments(Protocol):
+    """Optional for a store: one document's chunks become exactly ``chunks`` (upserted, every
+    other chunk with its id deleted) and its record ``document``, all at once. Indexing an
+    edited file then costs one write instead of three (upsert, prune, record); a store without
+    it gets those three, in that crash-safe order (``engram.ingest.engine``)."""
+
+    def replace_document(self, document: Document, chunks: Sequence[Chunk]) -> None: ...
+
+
+@runtime_checkable
 class ReadsStamps(Protocol):
-    """Optional for a store: the stamp (``engram.stamps``) of every record of ``source`` whose
-    metadata ``path`` is one of ``roots`` or lies under one (posix, no trailing "/"), in one
-    bulk read; and the full records of a few ids. A re-index reads the stamps, stats each file
-    and fetches the records of changed and removed files only; without it, core derives both
-    from ``list_documents`` (``engram.ingest.records``), which builds every record."""
+    """Optional for a store: the ``Stamp`` (``engram.stamps``) of every record of one of
+    ``sources`` whose metadata ``path`` is one of ``roots`` or lies under one (posix, no
+    trailing "/"), in one bulk read; and the full records of a few ids. A re-index reads the
+    stamps, stats each file and fetches the records of changed and removed files only; without
+    it, core derives both from ``list_documents`` (``engram.ingest.records``), which builds
+    every record."""
 
     def document_stamps(
-        self, source: str, roots: Sequence[str], settled_s: float
-    ) -> dict[str, Stat | None]: ...
+        self, sources: Sequence[str], roots: Sequence[str], settled_s: float
+    ) -> dict[str, Stamp]: ...
     def get_documents(self, ids: Sequence[str]) -> dict[str, Document]: ...
 
 

@@ -41,13 +41,32 @@ def _prefixes(folders: Sequence[Path]) -> tuple[str, ...]:
 
 
 def label_files(files: Sequence[VaultFile], memory_roots: Sequence[Path]) -> list[VaultFile]:
-    """``files`` (found by discovery) labelled: ``memory`` under one of ``memory_roots`` (the
-    memory folders and the collections folder, resolved), ``vault`` anywhere else."""
+    """``files`` (found by discovery) labelled in place: ``memory`` under one of
+    ``memory_roots`` (the memory folders and the collections folder, resolved), ``vault``
+    anywhere else. Decided once a vault root when it holds no memory folder or lies in one
+    (the usual case: a 10K-file no-op then builds no object and tests no path a file)."""
     inside = _prefixes(memory_roots)
-    sep = os.sep
-    return [
-        f if f.location.replace(sep, "/").startswith(inside) else f.labelled(VAULT) for f in files
-    ]
+    root: Path | None = None
+    root_label: str | None = None
+    for file in files:
+        if file.root is not root:  # discovery gives a root's files one Path (hashing is slow)
+            root = file.root
+            root_label = _root_label(root, inside)
+        label = root_label
+        if label is None:  # a memory folder lies under this root: ask each file
+            label = MEMORY if file.location.replace(os.sep, "/").startswith(inside) else VAULT
+        file.source = label
+    return list(files)
+
+
+def _root_label(root: Path, inside: tuple[str, ...]) -> str | None:
+    """The label of every file under ``root``, or None when some are memories and some not."""
+    own = root.as_posix().rstrip("/") + "/"
+    if own.startswith(inside):
+        return MEMORY
+    if not any(prefix.startswith(own) for prefix in inside):
+        return VAULT
+    return None
 
 
 class SourceNamer:

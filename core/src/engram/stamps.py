@@ -6,10 +6,12 @@ can vouch for it: it kept a content hash (it is complete) and the file's mtime w
 granularity of its indexing could change again unseen). A file that still has its record's
 stamp is unchanged, without being read. Otherwise the stamp is None and the file is read.
 
-A store that offers ``ReadsStamps`` (``engram.protocols``) reads the stamps of one source's
+A store that offers ``ReadsStamps`` (``engram.protocols``) reads the stamps of some sources'
 records under some roots in one bulk query, without building a ``Document`` per record; core
 derives them from ``list_documents`` otherwise (``engram.ingest.records``), with the same values
-either way (``StoreSuite`` checks both agree).
+either way (``StoreSuite`` checks both agree). The bulk form is one flat tuple a record
+(``Stamp``): a re-index compares it with one tuple built from the file's stat, label and id, so
+neither side builds a tuple a record or looks a label up.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ from typing import Any
 from engram.models import Document
 
 Stat = tuple[int, int, int]  # (size, mtime_ns, inode)
+# (size, mtime_ns, inode, source, document id); size is None when the record cannot vouch
+# for its stat (``stamp_of`` is None), so no file's stat equals it; mtime_ns and inode are the
+# record's (``stat_from``), None when it kept no valid stat.
+Stamp = tuple[int | None, int | None, int | None, str, str]
 
 
 def stamp_of(document: Document, settled_s: float) -> Stat | None:
@@ -32,12 +38,21 @@ def stamp_of(document: Document, settled_s: float) -> Stat | None:
     return stat if stat[1] / 1e9 + settled_s <= indexed_at else None
 
 
-def selected(document: Document, source: str, roots: Sequence[str]) -> bool:
-    """The record is of ``source`` and its ``path`` is one of ``roots`` or lies under one
+def bulk_stamp(document: Document, settled_s: float) -> Stamp:
+    """A record's ``Stamp``, as the bulk read gives it (its ``source`` must be text)."""
+    stat = stat_from(document.metadata.get("stat"))
+    _, mtime_ns, inode = stat or (None, None, None)
+    size = stat[0] if stat is not None and stamp_of(document, settled_s) is not None else None
+    return (size, mtime_ns, inode, str(document.metadata.get("source")), document.id)
+
+
+def selected(document: Document, sources: Sequence[str], roots: Sequence[str]) -> bool:
+    """The record is of one of ``sources`` and its ``path`` is one of ``roots`` or lies under one
     (posix text without a trailing "/"; "" stands for the file system's root)."""
     meta = document.metadata
     path = meta.get("path")
-    if meta.get("source") != source or not isinstance(path, str):
+    source = meta.get("source")
+    if not isinstance(source, str) or source not in sources or not isinstance(path, str):
         return False
     return any(path == root or path.startswith(root + "/") for root in roots)
 

@@ -10,7 +10,7 @@ from engram import (
     Chunk,
     Document,
     Metadata,
-    Stat,
+    Stamp,
     StoreError,
     stamp_number,
     stamp_text,
@@ -43,18 +43,29 @@ def to_document(row: Sequence[Any]) -> Document:
 
 
 STAMP_COLUMNS = "source, path, size, mtime_ns, inode, indexed_at"
+PUT_DOCUMENT = (  # parameters: id, hash, metadata JSON, then ``stamp_columns``
+    f"INSERT INTO documents(id, hash, metadata, {STAMP_COLUMNS}) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+    "hash = excluded.hash, metadata = excluded.metadata, source = excluded.source, "
+    "path = excluded.path, size = excluded.size, mtime_ns = excluded.mtime_ns, "
+    "inode = excluded.inode, indexed_at = excluded.indexed_at"
+)
+PRUNE_DOCUMENT = (  # parameters: the document id, the JSON list of chunk ids to keep
+    "DELETE FROM chunks WHERE document_id = ? AND id NOT IN (SELECT value FROM json_each(?))"
+)
 
 
 MANY_ROOTS = 32  # more roots (a collection indexing its files one by one) go as one JSON list
 
 
-def stamps_query(roots: int) -> str:
-    """The stamps (``engram.stamps``) of one source's records under ``roots`` roots, from the
-    columns ``put_document`` fills (migration 3): one plain query, no JSON parsed, no
-    ``Document`` built (a no-op re-index of 10K files reads 10K of them). Parameters: the
-    settling time, the source, then per root the root, root + "/" and root + "0" ("0" follows
-    "/": the range is exactly the paths that start with root + "/"). The mtime test is the
-    same IEEE double arithmetic as ``stamp_of``'s."""
+def stamps_query(roots: int, sources: int) -> str:
+    """The stamps (``engram.stamps.Stamp``) of the records of ``sources`` sources under
+    ``roots`` roots, from the columns ``put_document`` fills (migration 4): one plain query for
+    every label, no JSON parsed, no ``Document`` built (a no-op re-index of 10K files reads 10K
+    of them), each row already the ``Stamp`` tuple. Parameters: the settling time,
+    the sources, then per root the root, root + "/" and root + "0" ("0" follows "/": the range
+    is exactly the paths that start with root + "/"). The mtime test is the same IEEE double
+    arithmetic as ``stamp_of``'s."""
     if roots > MANY_ROOTS:  # one JSON parameter: no limit on bound variables
         under = (  # documents.path: json_each has a column named path too
             "EXISTS (SELECT 1 FROM json_each(?) r WHERE documents.path = r.value "
@@ -63,23 +74,32 @@ def stamps_query(roots: int) -> str:
     else:
         under = " OR ".join(["(path = ? OR (path >= ? AND path < ?))"] * roots) or "0"
     return (
-        "SELECT id, CASE WHEN hash != '' AND mtime_ns / 1e9 + ? <= indexed_at THEN size END, "
-        f"mtime_ns, inode FROM documents WHERE source = ? AND ({under})"
+        "SELECT CASE WHEN hash != '' AND mtime_ns / 1e9 + ? <= indexed_at THEN size END, "
+        "mtime_ns, inode, source, id FROM documents "
+        f"WHERE source IN ({', '.join('?' * sources) or 'NULL'}) AND ({under})"
     )
 
 
-def stamp_parameters(source: str, roots: Sequence[str], settled_s: float) -> list[Any]:
+def stamps_statement(
+    sources: Sequence[str], roots: Sequence[str], settled_s: float
+) -> tuple[str, list[Any]]:
+    """``stamps_query`` with its parameters."""
+    head = [settled_s, *sources]
     if len(roots) > MANY_ROOTS:
-        return [settled_s, source, id_list(roots)]
-    return [settled_s, source, *(p for root in roots for p in (root, root + "/", root + "0"))]
+        return stamps_query(len(roots), len(sources)), [*head, id_list(roots)]
+    under = (p for root in roots for p in (root, root + "/", root + "0"))
+    return stamps_query(len(roots), len(sources)), [*head, *under]
 
 
-def to_stamps(rows: Sequence[Sequence[Any]]) -> dict[str, Stat | None]:
-    """Rows selected with ``stamps_query`` as stamps by document id."""
-    return {
-        did: None if size is None else (size, mtime_ns, inode)
-        for did, size, mtime_ns, inode in rows
-    }
+def to_stamps(rows: Sequence[Stamp]) -> dict[str, Stamp]:
+    """Rows selected with ``stamps_query`` (each a ``Stamp``, the id last) by document id."""
+    return {row[4]: row for row in rows}
+
+
+def document_row(document: Document) -> tuple[Any, ...]:
+    """The parameters of ``PUT_DOCUMENT`` for a record."""
+    meta = metadata_json(document.metadata, f"document {document.id!r}")
+    return (document.id, document.hash, meta, *stamp_columns(document))
 
 
 def stamp_columns(document: Document) -> tuple[Any, ...]:

@@ -29,7 +29,7 @@ from engram import (
     IndexIdentity,
     Keys,
     Scores,
-    Stat,
+    Stamp,
     StoreCapability,
     StoreError,
     check_finite,
@@ -51,12 +51,11 @@ from engram_sqlite.options import SQLiteOptions
 from engram_sqlite.records import (
     CHUNK_COLUMNS,
     CHUNKS,
-    STAMP_COLUMNS,
+    PRUNE_DOCUMENT,
+    PUT_DOCUMENT,
+    document_row,
     id_list,
-    metadata_json,
-    stamp_columns,
-    stamp_parameters,
-    stamps_query,
+    stamps_statement,
     to_chunk,
     to_document,
     to_stamps,
@@ -177,11 +176,20 @@ class SQLiteStore(ClosingStore):
         """Every chunk of ``document_id`` not in ``keep`` goes (by the indexed column)."""
         with self._db.write() as conn:
             bump_generation(conn)
-            conn.execute(
-                "DELETE FROM chunks WHERE document_id = ? "
-                "AND id NOT IN (SELECT value FROM json_each(?))",
-                (document_id, id_list(list(keep))),
-            )
+            conn.execute(PRUNE_DOCUMENT, (document_id, id_list(list(keep))))
+        self._persist()
+
+    def replace_document(self, document: Document, chunks: Sequence[Chunk]) -> None:
+        """The document's chunks become ``chunks`` and its record ``document`` in ONE
+        transaction, then one side-file append: an edited file's whole write."""
+        chunks = latest_by_id(chunks)
+        metadata, row = metadata_for(chunks), document_row(document)
+        with self._db.write() as conn:
+            generation = bump_generation(conn)
+            if chunks:
+                write_chunks(conn, chunks, metadata, ident.load(conn), generation)
+            conn.execute(PRUNE_DOCUMENT, (document.id, id_list([c.id for c in chunks])))
+            conn.execute(PUT_DOCUMENT, row)
         self._persist()
 
     def delete_where(self, filter: Filter) -> None:
@@ -219,16 +227,8 @@ class SQLiteStore(ClosingStore):
     # -- documents ----------------------------------------------------------------------------
 
     def put_document(self, document: Document) -> None:
-        meta = metadata_json(document.metadata, f"document {document.id!r}")
         with self._db.write() as conn:
-            conn.execute(
-                f"INSERT INTO documents(id, hash, metadata, {STAMP_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
-                "hash = excluded.hash, metadata = excluded.metadata, source = excluded.source, "
-                "path = excluded.path, size = excluded.size, mtime_ns = excluded.mtime_ns, "
-                "inode = excluded.inode, indexed_at = excluded.indexed_at",
-                (document.id, document.hash, meta, *stamp_columns(document)),
-            )
+            conn.execute(PUT_DOCUMENT, document_row(document))
 
     def list_documents(self) -> dict[str, Document]:
         with self._db.read() as conn:
@@ -236,9 +236,9 @@ class SQLiteStore(ClosingStore):
         return {row[0]: to_document(row) for row in rows}
 
     def document_stamps(
-        self, source: str, roots: Sequence[str], settled_s: float
-    ) -> dict[str, Stat | None]:
-        query, params = stamps_query(len(roots)), stamp_parameters(source, roots, settled_s)
+        self, sources: Sequence[str], roots: Sequence[str], settled_s: float
+    ) -> dict[str, Stamp]:
+        query, params = stamps_statement(sources, roots, settled_s)
         with self._db.statement() as conn:
             return to_stamps(conn.execute(query, params).fetchall())
 

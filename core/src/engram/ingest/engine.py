@@ -8,7 +8,8 @@ anything, because embedding did.
 Write order keeps a crash harmless: a document's chunks are upserted, then every other chunk
 with its document id deleted (found in the store, whatever the old record listed, so chunks a
 crash left behind go too), and only then is its record (id → content hash, chunk ids) written.
-A missing or stale record always means "index this document again" on the next run.
+A missing or stale record always means "index this document again" on the next run. A store
+that offers ``ReplacesDocuments`` does all three in one transaction instead.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from engram.errors import EngramError
 from engram.ingest.report import IndexReport
 from engram.models import Chunk, Document
-from engram.protocols import Embedder, PrunesDocuments, Store
+from engram.protocols import Embedder, PrunesDocuments, ReplacesDocuments, Store
 
 EMBED_BATCH = 128  # chunks per embedder call
 
@@ -89,7 +90,6 @@ class DocumentWriter:
     def _write(self, pending: Pending, chunks: list[Chunk], *, complete: bool) -> None:
         keep = {c.id for c in chunks}
         stale = [i for i in chunk_ids(pending.old) if i not in keep]
-        self._replace(pending.document_id, chunks)
         report = self.report
         report.chunks_written += len(chunks)
         report.chunks_deleted += len(stale)
@@ -102,14 +102,15 @@ class DocumentWriter:
             "chunk_ids": [c.id for c in chunks],
             "indexed_at": time.time(),
         }
-        self.store.put_document(
-            # An incomplete document keeps no hash, so the next run embeds it again.
-            Document(
-                id=pending.document_id,
-                hash=pending.hash if complete else "",
-                metadata=metadata,
-            )
+        # An incomplete document keeps no hash, so the next run embeds it again.
+        record = Document(
+            id=pending.document_id, hash=pending.hash if complete else "", metadata=metadata
         )
+        if isinstance(self.store, ReplacesDocuments):  # all of it in one write
+            self.store.replace_document(record, chunks)
+            return
+        self._replace(pending.document_id, chunks)
+        self.store.put_document(record)
 
     def _replace(self, document_id: str, chunks: list[Chunk]) -> None:
         """The document's chunks become exactly ``chunks``, in the store itself."""

@@ -1,8 +1,8 @@
 """The document records of one index run: every record's stamp in one read, the full records
 of the few documents that changed or went.
 
-A store that offers ``ReadsStamps`` answers both directly (SQLite: one query a side); any
-other store has ``list_documents`` read once, and both are derived from it.
+A store that offers ``ReadsStamps`` answers both directly (SQLite: one query a side, every
+source at once); any other store has ``list_documents`` read once, and both are derived from it.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from engram.models import Document
 from engram.protocols import ReadsStamps, Store
-from engram.stamps import Stat, selected, stamp_of
+from engram.stamps import Stamp, bulk_stamp, selected
 
 
 class Records:
@@ -21,14 +21,16 @@ class Records:
         self._store = store
         self._all: dict[str, Document] | None = None
 
-    def stamps(self, source: str, roots: Sequence[str], settled_s: float) -> dict[str, Stat | None]:
-        """The stamps of the records of ``source`` under ``roots`` (see ``ReadsStamps``)."""
+    def stamps(
+        self, sources: Sequence[str], roots: Sequence[str], settled_s: float
+    ) -> dict[str, Stamp]:
+        """The stamps of the records of ``sources`` under ``roots`` (see ``ReadsStamps``)."""
         if isinstance(self._store, ReadsStamps):
-            return self._store.document_stamps(source, roots, settled_s)
+            return self._store.document_stamps(sources, roots, settled_s)
         return {
-            doc_id: stamp_of(doc, settled_s)
+            doc_id: bulk_stamp(doc, settled_s)
             for doc_id, doc in self._everything().items()
-            if selected(doc, source, roots)
+            if selected(doc, sources, roots)
         }
 
     def documents(self, ids: Sequence[str]) -> dict[str, Document]:

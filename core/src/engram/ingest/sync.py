@@ -9,8 +9,8 @@ indexing could change again unseen: it is hashed, as git treats "racily clean" f
 ``engram.stamps``. When the stat differs, the content hash decides, and a file whose content is
 the same gets its record's stat refreshed, so the next run needs no read either.
 
-A no-op run is then one bulk read of the stamps, a walk and a ``stat`` a file: no record is
-built, no root resolved more than once, no file opened.
+A no-op run is then one bulk read of the stamps (both labels in one query), a walk and a
+``stat`` a file: no record is built, no root resolved more than once, no file opened.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 from engram.ingest.bulk import gc_paused
@@ -29,7 +29,7 @@ from engram.ingest.vault import VaultFile
 from engram.models import Chunk, Document
 from engram.protocols import Embedder, Store
 from engram.redact import strip_private
-from engram.stamps import Stat, stat_from
+from engram.stamps import Stamp, Stat, stat_from
 
 SOURCE = "memory"  # the default label of a file (a vault note's is ``vault``: engram.sources)
 LABELS = (SOURCE, "vault")  # the labels of the files sync owns
@@ -124,40 +124,47 @@ def sync_files(
 
 def _stat_pass(
     files: Sequence[VaultFile], roots: Sequence[Path], records: Records, report: IndexReport
-) -> tuple[list[tuple[VaultFile, Stat | None]], set[str], set[str]]:
+) -> tuple[list[tuple[VaultFile, Stat | None]], Collection[str], set[str]]:
     """The no-op part of a run: the files to read (with their stat), the ids the store has a
-    record of under ``roots``, and those of them whose file is gone."""
+    record of under ``roots`` (of either label, in one read), and those whose file is gone."""
     with gc_paused():  # no cycles here, only many small objects
         posix_roots = [_posix_root(root) for root in roots]
-        known = {label: records.stamps(label, posix_roots, STABLE_S) for label in LABELS}
-        suspects = _suspects(files, known, report)
-        recorded: set[str] = set().union(*known.values())
-        return suspects, recorded, recorded - {f.document_id for f in files}
+        known = records.stamps(LABELS, posix_roots, STABLE_S)
+        suspects, seen = _suspects(files, known, report)
+        if seen == len(known):  # every record has its file (ids are unique): none is gone
+            return suspects, known.keys(), set()
+        return suspects, known.keys(), known.keys() - {f.document_id for f in files}
 
 
 def _suspects(
-    files: Sequence[VaultFile], known: dict[str, dict[str, Stat | None]], report: IndexReport
-) -> list[tuple[VaultFile, Stat | None]]:
+    files: Sequence[VaultFile], known: dict[str, Stamp], report: IndexReport
+) -> tuple[list[tuple[VaultFile, Stat | None]], int]:
     """The files (with their stat) whose record's stamp, under the file's own label, does not
-    prove them unchanged (a record under another label is relabelled); the others are counted
-    unchanged. One ``stat`` a file and a dict look-up: the whole of a no-op."""
+    prove them unchanged (a record under another label is relabelled), and how many files have
+    a record; the others are counted unchanged. One ``stat`` a file, a dict look-up and one
+    tuple compare: the whole of a no-op."""
     suspects: list[tuple[VaultFile, Stat | None]] = []
     unchanged = 0
+    seen = 0
     stat = os.stat
-    none: dict[str, Stat | None] = {}
+    stamp_for = known.get
     for file in files:
+        doc_id = file.document_id
         try:
             st = stat(file.location)
         except OSError:
+            seen += doc_id in known
             suspects.append((file, None))  # the read says why
             continue
-        now = (st.st_size, st.st_mtime_ns, st.st_ino)
-        if known.get(file.source, none).get(file.document_id) == now:
-            unchanged += 1
-        else:
-            suspects.append((file, now))
+        stamp = stamp_for(doc_id)
+        if stamp is not None:
+            seen += 1
+            if stamp == (st.st_size, st.st_mtime_ns, st.st_ino, file.source, doc_id):
+                unchanged += 1
+                continue
+        suspects.append((file, (st.st_size, st.st_mtime_ns, st.st_ino)))
     report.unchanged += unchanged
-    return suspects
+    return suspects, seen
 
 
 def _changed_text(

@@ -34,8 +34,10 @@ class VaultFile:
     def __init__(
         self, path: Path | str, root: Path, document_id: str, source: str = "memory"
     ) -> None:
-        self.location = path if isinstance(path, str) else os.fspath(path)
-        self._path = None if isinstance(path, str) else path
+        if type(path) is str:  # discovery's case, 10K times a no-op: one cheap test
+            self.location, self._path = path, None
+        else:
+            self.location, self._path = os.fspath(path), Path(path)
         self.root = root
         self.document_id = document_id
         self.source = source

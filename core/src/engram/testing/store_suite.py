@@ -26,9 +26,9 @@ from engram.errors import (
 from engram.filters import And, Contains, Eq, Filter, In, Ne, Not, Or, Range, matches, parse_filter
 from engram.ingest.records import Records
 from engram.models import Chunk, Document, Hit
-from engram.protocols import HasOptions, Store
+from engram.protocols import HasOptions, ReplacesDocuments, Store
 from engram.search.candidates import candidate_search
-from engram.stamps import selected, stamp_of
+from engram.stamps import bulk_stamp, selected
 from engram.testing.data import (
     DIMENSION,
     IDENTITY,
@@ -269,10 +269,10 @@ class StoreSuite(SuiteIntegrity):
 
     def test_document_stamps_agree_with_the_records(self, ready: Store) -> None:
         """A re-index's bulk read (``ReadsStamps``, or core's fallback over ``list_documents``)
-        gives each record of the source under the roots the stamp ``stamp_of`` gives it, and
+        gives each record of the sources under the roots the stamp ``bulk_stamp`` gives it, and
         ``documents(ids)`` the records themselves. Failure: the store's stamp columns are not
-        rewritten with the record, a malformed stat or time is trusted, or the path test
-        takes "/v2/x.md" for a file under "/v"."""
+        rewritten with the record, a malformed stat or time is trusted, a source is left out
+        or mixed up, or the path test takes "/v2/x.md" for a file under "/v"."""
         mtime = 1_700_000_000_000_000_000
         good = {"source": "memory", "stat": [10, mtime, 7], "indexed_at": mtime / 1e9 + 5}
         records = {
@@ -286,6 +286,8 @@ class StoreSuite(SuiteIntegrity):
             "bool-time": ("h", {**good, "path": "/v/t.md", "indexed_at": True}),
             "no-meta": ("h", {}),
             "session": ("h", {**good, "source": "sessions", "path": "/v/x.md"}),
+            "note": ("h", {**good, "source": "vault", "path": "/v/n.md"}),
+            "old-note": ("h", {**good, "source": "vault", "path": "/v/o.md", "indexed_at": 1.0}),
             "sibling": ("h", {**good, "path": "/v2/x.md"}),
             "elsewhere": ("h", {**good, "path": "/w/x.md"}),
         }
@@ -293,18 +295,46 @@ class StoreSuite(SuiteIntegrity):
             ready.put_document(Document(id=doc_id, hash="stale", metadata={"source": "memory"}))
             ready.put_document(Document(id=doc_id, hash=digest, metadata=meta))
         docs = ready.list_documents()
-        expected = {
-            i: stamp_of(d, 2.0) for i, d in docs.items() if selected(d, "memory", ["/v", "/w"])
-        }
+        labels, roots = ["memory", "vault"], ["/v", "/w"]
+        expected = {i: bulk_stamp(d, 2.0) for i, d in docs.items() if selected(d, labels, roots)}
         assert set(expected) == {
             "a", "deep", "root-file", "racy", "unhashed", "bad-stat", "short-stat",
-            "bool-time", "elsewhere",
+            "bool-time", "elsewhere", "note", "old-note",
         }  # fmt: skip
-        assert expected["a"] == (10, mtime, 7) and expected["racy"] is None
-        assert Records(ready).stamps("memory", ["/v", "/w"], 2.0) == expected
-        assert Records(ready).stamps("memory", [], 2.0) == {}
+        assert expected["a"] == (10, mtime, 7, "memory", "a")
+        assert expected["note"] == (10, mtime, 7, "vault", "note")
+        assert expected["racy"][:3] == expected["old-note"][:3] == (None, mtime, 7)
+        assert expected["bad-stat"][:3] == expected["short-stat"][:3] == (None, None, None)
+        assert Records(ready).stamps(labels, roots, 2.0) == expected
+        assert Records(ready).stamps(["vault"], roots, 2.0) == {
+            i: expected[i] for i in ("note", "old-note")
+        }
+        assert Records(ready).stamps(labels, [], 2.0) == {}
+        assert Records(ready).stamps([], roots, 2.0) == {}
         wanted = ["a", "racy", "unknown"]
         assert Records(ready).documents(wanted) == {i: docs[i] for i in ("a", "racy")}
+
+    def test_replace_document_is_upsert_prune_and_record_at_once(self, ready: Store) -> None:
+        """``replace_document`` (``ReplacesDocuments``, when offered) leaves a document's chunks
+        exactly the given ones (others of that document gone, other documents untouched) and
+        its record written, searchable at once. Failure: a stale chunk of the document
+        survives, another document's chunk is pruned, or the record is not the one given."""
+        if not isinstance(ready, ReplacesDocuments):
+            return  # the engine writes upsert, prune, record instead (covered above)
+        old = [chunk(i, document_id="doc") for i in range(3)]
+        other = chunk(9, document_id="other")
+        ready.upsert([*old, other])
+        new = [old[1].model_copy(update={"text": "replaced words"}), chunk(4, document_id="doc")]
+        record = Document(id="doc", hash="h2", metadata={"source": "memory", "chunk_ids": ["x"]})
+        ready.replace_document(record, new)
+        kept = {c.id: c.text for batch in ready.iter_chunks() for c in batch}
+        assert kept == {**{c.id: c.text for c in new}, other.id: other.text}
+        assert ready.list_documents()["doc"] == record
+        assert new[1].vector is not None
+        assert ids(ready.vector_search(new[1].vector, 1)) == [new[1].id]
+        ready.replace_document(Document(id="doc", hash="h3"), [])
+        assert {c.id for batch in ready.iter_chunks() for c in batch} == {other.id}
+        assert ready.list_documents()["doc"].hash == "h3"
 
     def test_reset_empties_everything_including_identity(self, filled: Store) -> None:
         """``reset`` leaves the store as new (rebuild depends on it).
