@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -110,12 +111,15 @@ class OpenCodeDb:
     @classmethod
     def create(cls, path: Path) -> OpenCodeDb:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with sqlite3.connect(path) as db:
+        with closing(sqlite3.connect(path)) as db, db:
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(SCHEMA)
         return cls(path)
 
     def connect(self) -> sqlite3.Connection:
+        """A connection in autocommit mode; the fixture's own writes close theirs at once (as
+        ``closing``), so no connection left to the garbage collector checkpoints the WAL into
+        the database file later, in the middle of a test that compares its bytes."""
         db = sqlite3.connect(self.path, isolation_level=None)
         db.execute("PRAGMA foreign_keys=ON")
         return db
@@ -128,7 +132,7 @@ class OpenCodeDb:
         key = str(worktree)
         if key not in self.projects:
             project_id = f"prj{len(self.projects) + 1:04d}"
-            with self.connect() as db:
+            with closing(self.connect()) as db:
                 db.execute(
                     "INSERT INTO project (id, worktree, vcs, time_created, time_updated, "
                     "sandboxes) VALUES (?, ?, 'git', ?, ?, '[]')",
@@ -139,7 +143,7 @@ class OpenCodeDb:
 
     def session(self, session_id: str, directory: Path, title: str) -> None:
         now = self.tick()
-        with self.connect() as db:
+        with closing(self.connect()) as db:
             db.execute(
                 "INSERT INTO session (id, project_id, slug, directory, title, version, "
                 "time_created, time_updated) VALUES (?, ?, ?, ?, ?, '1.2.3', ?, ?)",
@@ -149,7 +153,7 @@ class OpenCodeDb:
     def message(self, session_id: str, role: str, *parts: dict[str, Any]) -> str:
         """One message with its parts (``text(...)``, ``tool(...)``, ``reasoning(...)``)."""
         now = self.tick()
-        with self.connect() as db:
+        with closing(self.connect()) as db:
             number = db.execute("SELECT count(*) FROM message").fetchone()[0] + 1
             message_id = f"msg_{number:06d}"
             data: dict[str, Any] = {"role": role, "time": {"created": now}}

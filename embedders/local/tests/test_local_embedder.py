@@ -31,12 +31,15 @@ def _run(code: str) -> str:
     return out.stdout
 
 
-def test_registered_under_local_through_the_entry_point() -> None:
+def test_registered_under_local_through_the_entry_point(tiny_dir: Path) -> None:
     registry = build_registry(get_plugin_manager())
     entry = registry.get("embedder", "local")
-    assert entry.factory is LocalEmbedder
     assert entry.options is LocalOptions
     assert entry.distribution == "engram-local"
+    # The factory imports the model code only when it builds (start-up stays light), and what
+    # it builds is the local embedder.
+    built = entry.factory(LocalOptions(model_path=str(tiny_dir)))
+    assert isinstance(built, LocalEmbedder)
 
 
 def test_built_from_configuration_with_a_relative_model_path(
