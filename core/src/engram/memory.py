@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -18,6 +17,7 @@ from engram import recall as recalling
 from engram.access import AccessCounter
 from engram.cache import CachedEmbedder, EmbeddingCache
 from engram.chunking import Chunker
+from engram.closing import ClosingStore
 from engram.collections import Collection
 from engram.config import EngramConfig, load_config
 from engram.errors import IndexDamaged
@@ -58,7 +58,7 @@ __all__ = ["Excerpt", "Memory"]
 log = logging.getLogger(__name__)
 
 
-class Memory:
+class Memory(ClosingStore):
     """An open memory: one store, one embedder (behind the shared cache), one searcher."""
 
     def __init__(
@@ -120,17 +120,6 @@ class Memory:
             if isinstance(part, Closes):
                 part.close()
         self.access.close()
-
-    def __enter__(self) -> Memory:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- the writer's parts, for callers that knew them here -----------------------------------
     @property
