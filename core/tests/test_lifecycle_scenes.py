@@ -45,6 +45,23 @@ def verdict(old: str, new: str, distance: float = FAR, kind: str = "note") -> Ve
         ("A lady is standing in a crowd.", "The lady is standing alone."),
         ("A boy is riding a camel.", "A boy is riding an elephant."),
         ("A dog sleeps in the kitchen.", "The dog is playing in the garden."),  # a caption
+        # a progressive says what happens now; "watches" is the crowd's, not a habit
+        (
+            "Men are running as a crowd watches.",
+            "Two men are sitting on a bench as a crowd watches.",
+        ),
+        ("A small crowd of people is watching a show.", "There is no one in this picture."),
+        ("A woman is dancing on the stage.", "Nobody is dancing."),
+        ("Three girls are walking in a crowd.", "A girl walks by herself."),
+        ("A man and a woman sit under a blue sky.", "The man and woman are sitting at home."),
+        (
+            "A black and white dog prepares to catch a ball.",
+            "A black and white cat prepares to catch a ball.",
+        ),
+        ("A group of men are playing basketball.", "A group of men are sitting on a bench."),
+        ("A man is caught in midair on a skateboard.", "The man is standing on the sidewalk."),
+        ("A group of people are moving around.", "A group of people stand perfectly still."),
+        ("A woman is sitting with two men hugging.", "A woman is sleeping on the couch."),
     ],
 )
 def test_one_subject_in_two_incompatible_states_supersedes(old: str, new: str) -> None:
@@ -73,6 +90,16 @@ def test_one_subject_in_two_incompatible_states_supersedes(old: str, new: str) -
         # compatible: one sleeps lying down, one jumps into the water to swim
         ("A man is lying on the grass.", "A man is sleeping on the grass."),
         ("A man is jumping in the ocean.", "The man is swimming in the ocean."),
+        # "nobody else", a negated old statement, a subject that is no person
+        ("A woman is dancing on the stage.", "Nobody else is dancing."),
+        ("A woman is not dancing.", "Nobody is dancing."),
+        ("The build is running.", "Nobody is running the build."),
+        # "home" is where one walks to, not a place one is in
+        ("A woman is carrying bags along a street.", "A woman walks home."),
+        # a dog and a cat that do different things are two animals
+        ("A dog is chasing a ball in the park.", "A cat is sleeping on the sofa."),
+        # by herself is alone; "herself" alone is not
+        ("Three girls are walking in a crowd.", "A girl is walking and talking to herself."),
     ],
 )
 def test_what_can_hold_together_is_not_superseded(old: str, new: str) -> None:

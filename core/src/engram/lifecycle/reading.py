@@ -16,7 +16,8 @@ from engram.lifecycle.lexicon import FUNCTION_WORDS, NEGATIONS, NUMBER_WORDS, SY
 
 _TOKEN = re.compile(r"[A-Za-z0-9_~$][\w.+#/:@~$-]*[\w#+/]|[A-Za-z0-9]")
 _NOT = re.compile(r"n't\b|\bcannot\b", re.IGNORECASE)
-_MULTI_NEGATION = re.compile(r"\bno (?:longer|more|one)\b", re.IGNORECASE)
+_MULTI_NEGATION = re.compile(r"\bno (?:longer|more)\b", re.IGNORECASE)
+_NO_ONE = re.compile(r"\bno[- ]one\b", re.IGNORECASE)  # read as "nobody" (a negation word)
 _SENTENCE_BREAK = re.compile(r"[.!?:\n]")
 _HAS_DIGIT = re.compile(r"\d")
 _HAS_ALPHA = re.compile(r"[A-Za-z]")
@@ -80,7 +81,7 @@ def read(text: str) -> Reading:
     """Read ``text`` (cached: a candidate is read once per write)."""
     plain = _NOT.sub(" not", text)
     negations = len(_MULTI_NEGATION.findall(plain))
-    plain = _MULTI_NEGATION.sub(" ", plain)
+    plain = _NO_ONE.sub("nobody", _MULTI_NEGATION.sub(" ", plain))
     tokens: list[Token] = []
     end = 0
     for match in _TOKEN.finditer(plain):

@@ -52,7 +52,13 @@ PERSONS = frozenset(["male", "female", "people"])
 BODY_STATES: tuple[str, ...] = (
     "sit sits sitting seated | stand stands standing | lie lies lying lay lays laying | kneel "
     "kneels kneeling | run runs running jog jogs jogging | walk walks walking | jump jumps "
-    "jumping leap leaps leaping | dance dances dancing",
+    "jumping leap leaps leaping midair | dance dances dancing",
+    # Keeping still against moving at all.
+    "still motionless wait waits waiting | move moves moving run runs running walk walks "
+    "walking jump jumps jumping dance dances dancing",
+    # A game is not played sitting or lying down.
+    "sit sits sitting seated lie lies lying lay lays laying | basketball soccer football tennis "
+    "volleyball hockey rugby",
 )
 
 # Ways of getting somewhere, and pursuits that take one's hands and attention: one at a time.
@@ -67,7 +73,7 @@ PURSUITS = (
     "eats eating | sleep sleeps sleeping asleep | swim swims swimming | drive drives driving | "
     "paint paints painting | "
     "sing sings singing | climb climbs climbing | fish fishes fishing | shop shops shopping | "
-    "sew sews sewing knit knits knitting | type types typing"
+    "sew sews sewing knit knits knitting | type types typing | sail sails sailing"
 )
 ACTIVITIES: tuple[str, ...] = (MOVING, PURSUITS)
 
@@ -82,7 +88,11 @@ AWAKE = (
     "kicking leap leaps leaping look looks looking watch watches watching stare stares staring "
     "gaze gazes gazing wave waves waving operate operates operating build builds building "
     "repair repairs repairing fix fixes fixing cheer cheers cheering speak speaks speaking "
-    "perform performs performing shave shaves shaving sail sails sailing"
+    "perform performs performing shave shaves shaving sail sails sailing hug hugs hugging kiss "
+    "kisses kissing pose poses posing smile smiles smiling chat chats chatting yell yells yelling "
+    "clap claps clapping carry carries carrying push pushes pushing pull pulls pulling lift "
+    "lifts lifting dig digs digging paddle paddles paddling skate skates skating ski skis skiing "
+    "surf surfs surfing bowl bowls bowling"
 )
 # Games one plays awake (and so not asleep).
 SPORTS = "basketball soccer football tennis baseball golf volleyball hockey rugby"
@@ -104,11 +114,13 @@ SIZES = {
 # open land that one scene is not in at once.
 INDOORS = (
     "indoors indoor inside kitchen bedroom bathroom office classroom library restaurant shower "
-    "bed bathtub church gym hospital museum theater theatre mall cafe salon barn garage"
+    "bed bathtub church gym hospital museum theater theatre mall cafe salon barn garage "
+    "room hallway lobby hotel couch sofa"
 )
 OUTDOORS = (
     "outdoors outdoor outside beach street road sidewalk park field forest woods mountain desert "
-    "ocean sea lake river yard garden trail countryside boat moon sand grass snow"
+    "ocean sea lake river yard garden trail countryside boat moon sand grass snow sky hillside "
+    "playground waterfall shallows waves"
 )
 TERRAINS: tuple[str, ...] = (
     "beach | desert | forest woods jungle | moon",
@@ -125,5 +137,5 @@ TERRAINS: tuple[str, ...] = (
     "dog dogs puppy | cat cats kitten | horse horses pony | bull bulls cow cows | sheep | camel "
     "camels | elephant elephants | bird birds",
     # Alone, or with others.
-    "alone | crowd group together friend friends team couple",
+    "alone lone solo | crowd group together friend friends team couple several many others",
 )

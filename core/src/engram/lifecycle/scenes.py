@@ -6,14 +6,16 @@ The cosine gate of the other rules misses most of these (a different activity re
 different text), so ``judge`` asks this reading out to a wider distance (``incompatible_distance``)
 and it must be sure on its own: both statements open with a subject of the same family (a man and
 the man, a girl and a person), and the newer one says of it a state, activity or place that
-excludes one only the older one said (``scene_words``). A habit, a taste, a plan or an ability
+excludes one only the older one said (``scene_words``); or the newer one says nobody is there
+where the older one had a person, or puts another animal in the same scene ("a black and white
+cat prepares to catch a Frisbee" after the same of a dog). A habit, a taste, a plan or an ability
 ("the dog sleeps in the kitchen", "the kids like swimming") is not a scene: two of them hold
 together. Anything less keeps both memories."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import combinations
+from itertools import combinations, pairwise
 
 from engram.lifecycle.lexicon import FUNCTION_WORDS, NUMBER_WORDS
 from engram.lifecycle.reading import Reading, Token, stem
@@ -92,6 +94,8 @@ def _exclusions() -> dict[str, frozenset[str]]:
 
 EXCLUDES = _exclusions()
 _NOT_A_SCENE = frozenset(NOT_A_SCENE.split())
+_BE = frozenset(["is", "are", "was", "were"])
+_SELF = frozenset(["himself", "herself", "itself", "themselves", "myself", "yourself"])
 
 # Simple-present forms ("sleeps", "sits") of the verbs above.
 _PRESENT = frozenset(
@@ -150,6 +154,45 @@ def _habitual(reading: Reading) -> bool:
     )
 
 
+def _progressive(reading: Reading) -> bool:
+    """Whether a statement says what is going on now ("two men are sitting ... as a crowd
+    watches"): a form of *be* before an -ing word. A simple-present verb elsewhere in it is
+    then another subject's, not a habit."""
+    tokens = reading.tokens
+    return any(t.lower in _BE and nxt.lower.endswith("ing") for t, nxt in pairwise(tokens))
+
+
+def _scene_stems(reading: Reading) -> set[str]:
+    """The stems a scene is compared by; "by herself" reads as "alone", "at home" as indoors."""
+    stems = {t.stem for t in reading.tokens}
+    words = [t.lower for t in reading.tokens]
+    for a, b in pairwise(words):
+        if a == "by" and b in _SELF:
+            stems.add(stem("alone"))
+        elif a == "at" and b == "home":
+            stems.add(stem("indoors"))
+    return stems
+
+
+def _habit(reading: Reading) -> bool:
+    return _habitual(reading) and not _progressive(reading)
+
+
+def _scene(reading: Reading) -> bool:
+    """Whether a statement may describe a moment: no word of habit, taste or plan, and no
+    simple-present verb unless it opens like a caption."""
+    if reading.words & _NOT_A_SCENE:
+        return False
+    return not _habit(reading) or _caption(reading)
+
+
+def _nobody(reading: Reading) -> bool:
+    """Whether a statement says no person is there ("nobody is sitting", "there is no one in
+    this picture"), not "nobody else"."""
+    words = [t.lower for t in reading.tokens]
+    return "nobody" in words and "else" not in words and reading.negations == 1
+
+
 def _caption(reading: Reading) -> bool:
     """Whether a statement opens like a caption of one moment ("A man sits on a bench", "Two
     dogs run"): in the simple present it then describes a scene, not a habit of someone known
@@ -174,6 +217,22 @@ def _other_sex(who_new: str, who_old: str, new: Reading, old: Reading) -> str | 
     if new.words & old_words or old.words & new_words:
         return None
     return f"a {who_new} subject here, a {who_old} one before"
+
+
+def _other_animal(who_new: str, who_old: str, new: Reading, old: Reading) -> str | None:
+    """A cat where there was a dog, doing the same: neither text names the other animal, and
+    the rest of what they say is mostly shared."""
+    if who_new in PERSONS or who_old in PERSONS:
+        return None
+    if new.words & frozenset(SUBJECTS[who_old].split()) or old.words & frozenset(
+        SUBJECTS[who_new].split()
+    ):
+        return None
+    rest_new = new.content - _family_stems(who_new)
+    rest_old = old.content - _family_stems(who_old)
+    if rest_new and len(rest_new & rest_old) / len(rest_new) >= 0.5:
+        return f"a {who_new} subject here, a {who_old} one before"
+    return None
 
 
 def subject(reading: Reading) -> str | None:
@@ -206,15 +265,15 @@ def aligned(new: str, old: str) -> bool:
 
 def incompatible(new: Reading, old: Reading) -> str | None:
     """Why ``new`` cannot hold together with ``old`` of the same subject, or None."""
-    if new.words & _NOT_A_SCENE or old.words & _NOT_A_SCENE:
-        return None
-    if _habitual(new) or (_habitual(old) and not _caption(old)):
+    if not (_scene(new) and _scene(old)):
         return None
     who_new, who_old = subject(new), subject(old)
+    if who_old in PERSONS and not old.negated and _nobody(new):
+        return f"no one here, a {who_old} subject before"
     if who_new is None or who_old is None:
         return None
     if not aligned(who_new, who_old):
-        return _other_sex(who_new, who_old, new, old)
+        return _other_sex(who_new, who_old, new, old) or _other_animal(who_new, who_old, new, old)
     if new.negated and not old.negated:
         shared = new.content & old.content
         if new.content <= old.content and len(shared - _family_stems(who_new)) >= 1:
@@ -227,8 +286,7 @@ def incompatible(new: Reading, old: Reading) -> str | None:
     )
     if recoloured is not None:
         return f"the same subject ({who_new}) with {recoloured}"
-    stems_new = {t.stem for t in new.tokens}
-    stems_old = {t.stem for t in old.tokens}
+    stems_new, stems_old = _scene_stems(new), _scene_stems(old)
     for word in sorted(stems_new - stems_old):
         against = sorted(EXCLUDES.get(word, frozenset()) & (stems_old - stems_new))
         if against:
