@@ -38,32 +38,33 @@ STABLE_S = 2.0  # how much older than its indexing a file's mtime must be to tru
 __all__ = ["SOURCE", "IndexReport", "Progress", "Skipped", "read_text", "sync_files"]
 
 
-def read_text(
-    file: VaultFile, max_bytes: int, written: str | None = None
-) -> tuple[str, str] | Skipped:
-    """(text, sha256) of a vault file, or why it was skipped (binary, not UTF-8, too large).
-    ``written``: the file's content as its writer just wrote it (UTF-8), checked and hashed as
-    if it had been read back."""
-    if written is not None:
-        data = written.encode("utf-8")
-        if len(data) > max_bytes:
+def read_text(file: VaultFile, max_bytes: int) -> tuple[str, str] | Skipped:
+    """(text, sha256) of a vault file, or why it was skipped (binary, not UTF-8, too large)."""
+    try:
+        if os.stat(file.location).st_size > max_bytes:
             return Skipped(path=file.document_id, reason=_too_large(max_bytes))
-    else:
-        try:
-            if os.stat(file.location).st_size > max_bytes:
-                return Skipped(path=file.document_id, reason=_too_large(max_bytes))
-            with open(file.location, "rb") as handle:
-                data = handle.read()
-        except OSError as exc:
-            return Skipped(path=file.document_id, reason=f"unreadable: {exc.strerror or exc}")
+        with open(file.location, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        return Skipped(path=file.document_id, reason=f"unreadable: {exc.strerror or exc}")
+    return _checked(file.document_id, data)
+
+
+def written_text(file: VaultFile, text: str, max_bytes: int) -> tuple[str, str] | Skipped:
+    """``read_text`` of a file whose writer has just written ``text``, without reading it."""
+    data = text.encode("utf-8")
+    if len(data) > max_bytes:
+        return Skipped(path=file.document_id, reason=_too_large(max_bytes))
+    return _checked(file.document_id, data)
+
+
+def _checked(document_id: str, data: bytes) -> tuple[str, str] | Skipped:
     if b"\x00" in data:
-        return Skipped(path=file.document_id, reason="binary file (contains NUL bytes)")
+        return Skipped(path=document_id, reason="binary file (contains NUL bytes)")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return Skipped(
-            path=file.document_id, reason=f"not UTF-8 text (bad byte at offset {exc.start})"
-        )
+        return Skipped(path=document_id, reason=f"not UTF-8 text (bad byte at offset {exc.start})")
     return text.removeprefix("\ufeff"), hashlib.sha256(data).hexdigest()
 
 
@@ -199,7 +200,10 @@ def _changed_text(
     label (a vault note of an older store says ``memory``) is indexed again, to relabel its
     chunks. ``written``: its text as just written (not read back)."""
     relabel = old is not None and old.metadata.get("source") != file.source
-    got = read_text(file, max_file_bytes, written)
+    if written is None:
+        got = read_text(file, max_file_bytes)
+    else:
+        got = written_text(file, written, max_file_bytes)
     if isinstance(got, Skipped) or old is None or relabel or old.hash != got[1]:
         return got
     if store is not None and stat is not None and _restamp(old, stat):
