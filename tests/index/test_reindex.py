@@ -129,6 +129,29 @@ def test_deleted_and_renamed_files_leave_the_store_and_the_new_name_is_indexed(
     assert chunk_docs == set(memory.store.list_documents())
 
 
+def test_what_remember_wrote_and_indexed_is_left_alone_by_the_next_index(
+    tmp_path: Path, open_memory: MemoryFactory
+) -> None:
+    """``remember`` indexes the text it wrote without reading it back (core/tests/
+    test_remember_index.py, on the memory store); on SQLite's bulk stamp read too, the records
+    it leaves are the ones a re-index expects: nothing embedded, written or deleted."""
+    memory = open_memory(cache={"enabled": False})
+    memory.remember("The user prefers tabs over spaces in Go code.", type="preference")
+    memory.remember("The user prefers spaces over tabs in Go code.", type="preference")
+    memory.remember("Releases are tagged from main.", type="decision")
+    memory.remember("releases are tagged  from MAIN", type="decision")
+    records = memory.store.list_documents()
+    assert len(records) == 3  # one merged into, one superseded (kept), one new
+    for doc_id, record in records.items():
+        path = tmp_path / doc_id
+        assert record.hash == hashlib.sha256(path.read_bytes()).hexdigest()
+        st_ = path.stat()
+        assert record.metadata["stat"] == [st_.st_size, st_.st_mtime_ns, st_.st_ino]
+    report = memory.index()
+    assert (report.new, report.changed, report.unchanged) == (0, 0, 3)
+    assert (report.texts_embedded, report.chunks_written, report.chunks_deleted) == (0, 0, 0)
+
+
 @pytest.mark.parametrize("store", STORES)
 def test_indexing_one_folder_leaves_the_records_of_a_sibling_folder_alone(
     tmp_path: Path, open_memory: MemoryFactory, store: str

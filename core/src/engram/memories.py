@@ -14,12 +14,13 @@ File formats and atomic writes live in ``engram.memory_files``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 from engram.chunking import read_frontmatter
-from engram.document_ids import document_id_for, document_path
+from engram.document_ids import document_id_for
 from engram.errors import InvalidMemory, MemoryNotFound, UnsafePath
 from engram.filters import parse_iso, to_utc
 from engram.ingest.sync import IndexReport
@@ -30,6 +31,7 @@ from engram.lifecycle.dedup import WritePlan, find_neighbours, plan_write
 from engram.lifecycle.links import added, link_back
 from engram.lifecycle.locking import write_lock
 from engram.lifecycle.memory_io import (
+    Written,
     index_documents,
     mark,
     now_ms,
@@ -133,12 +135,15 @@ def remember(
     with write_lock(folder.path):
         same = same_text(folder.path, type, frontmatter[HASH_KEY])
         if same is not None:  # the same text: merged before (and without) the embedder
-            stored = merge(writer, document_id_for(same, writer.config.root), new, created)
-            _add_index(stored, index_documents(writer, [stored.path]))
+            stored, merged = merge(writer, document_id_for(same, writer.config.root), new, created)
+            _add_index(stored, index_documents(writer, written={stored.path: Written(merged)}))
             return stored
-        plan = _plan(writer, new, folder, render(frontmatter, new.title or "", text))
+        # Cut once: the plan compares the first window, the index reuses the cut (and vector).
+        markdown = render(frontmatter, new.title or "", text)
+        cut = Written(markdown, writer.chunker.chunk_document(markdown))
+        plan, cut = _plan(writer, new, folder, cut)
         crash_point("after-plan")
-        stored = _write(writer, plan, new, frontmatter, target_dir, stem, created)
+        stored = _write(writer, plan, new, frontmatter, target_dir, stem, created, cut)
         if ages(type):
             stored.warnings.extend(age(writer, now=created, folders=[folder]).warnings)
     return stored
@@ -152,41 +157,50 @@ def _write(
     target_dir: Path,
     stem: str | None,
     created: datetime,
+    cut: Written | None = None,
 ) -> StoredMemory:
     """Carry out ``plan``: the new side first (it names what it supersedes and links), then
-    the older memories, so a crash at any point is completed by the next index."""
+    the older memories, so a crash at any point is completed by the next index. ``cut``: the
+    new memory's markdown as planned, its chunker reading and first window's vector."""
+    cut = cut or Written("")
     links = {
         "supersedes": [n.id for n in plan.stale],
         "conflicts_with": [n.id for n in plan.conflicts],
         "related": [n.id for n in plan.related],
     }
     if plan.duplicate is not None:
-        stored = merge(writer, plan.duplicate.document_id, new, created)
-        changes = {k: added(_meta(writer, stored.path).get(k), v) for k, v in links.items() if v}
+        stored, text = merge(writer, plan.duplicate.document_id, new, created)
+        meta = read_frontmatter(text).metadata
+        changes = {k: added(meta.get(k), v) for k, v in links.items() if v}
         if any(v is not None for v in changes.values()):
-            update_frontmatter(writer, stored.path, {k: v for k, v in changes.items() if v})
+            changed = {k: v for k, v in changes.items() if v}
+            text = update_frontmatter(writer, stored.path, changed, text)
     else:
         frontmatter.update({k: v for k, v in links.items() if v})
-        markdown = render(frontmatter, new.title or "", new.content)
-        written = write_new_file(target_dir, stem or slugify(new.title or ""), markdown)
-        # The text just written is at hand: parse it, do not read the file back.
-        meta = read_frontmatter(markdown).metadata
-        stored = StoredMemory(**info_from(meta, written, writer.config.root).model_dump())
+        text = render(frontmatter, new.title or "", new.content)
+        path = write_new_file(target_dir, stem or slugify(new.title or ""), text)
+        # The text just written is at hand (read when cut, unless links changed it).
+        got = cut.parsed if text == cut.text else None
+        meta = got.metadata if got else read_frontmatter(text).metadata
+        stored = StoredMemory(**info_from(meta, path, writer.config.root).model_dump())
     crash_point("after-new-file")
     stored.warnings.extend(plan.warnings)
-    _add_index(stored, index_documents(writer, [stored.path]))
+    # Links change the frontmatter (so the lines), not the first window: its vector still fits.
+    written = {stored.path: Written(text, cut.parsed if text == cut.text else None, cut.vectors)}
+    _add_index(stored, index_documents(writer, written=written))
     crash_point("after-index-new")
-    stale = [n.document_id for n in plan.stale]
-    if stale:
+    older: dict[str, Written] = {}
+    if plan.stale:
         stored.superseded = [n.id for n in plan.stale]
-        mark(writer, stale, {"status": "superseded", "superseded_by": stored.id}, created)
+        stale = [n.document_id for n in plan.stale]
+        older = mark(writer, stale, {"status": "superseded", "superseded_by": stored.id}, created)
         crash_point("after-mark-old")
-    linked = link_back(writer, [n.document_id for n in plan.conflicts], "conflicts_with", stored.id)
-    linked += link_back(writer, [n.document_id for n in plan.related], "related", stored.id)
+    for key, group in (("conflicts_with", plan.conflicts), ("related", plan.related)):
+        older.update(link_back(writer, [n.document_id for n in group], key, stored.id))
     stored.linked_conflicts = [n.id for n in plan.conflicts]
     stored.linked_related = [n.id for n in plan.related]
-    if stale or linked:
-        stored.warnings.extend(index_documents(writer, [*stale, *linked]).warnings)
+    if older:
+        stored.warnings.extend(index_documents(writer, written=older).warnings)
     crash_point("after-index-old")
     return stored
 
@@ -196,19 +210,14 @@ def _add_index(stored: StoredMemory, report: IndexReport) -> None:
     stored.warnings.extend(report.warnings)
 
 
-def _meta(writer: Writer, document_id: str) -> dict[str, Any]:
-    path = document_path(document_id, writer.config.root)
-    return dict(read_frontmatter(path.read_text(encoding="utf-8", errors="replace")).metadata)
-
-
-def _plan(writer: Writer, new: ExtractedMemory, folder: MemoryFolder, markdown: str) -> WritePlan:
-    """Dedup and contradiction for ``new``; an embedder that fails means neither (a warning)."""
-    if "vector" not in writer.store.capabilities:
-        return WritePlan()
-    # Only the first window's text is compared (the index chunks the file itself, once).
-    spans = writer.chunker.chunk_document(markdown).chunks
-    if not spans:
-        return WritePlan()
+def _plan(
+    writer: Writer, new: ExtractedMemory, folder: MemoryFolder, cut: Written
+) -> tuple[WritePlan, Written]:
+    """Dedup and contradiction for ``new``; an embedder that fails means neither (a warning).
+    ``cut`` comes back with the vector of the first window, the only text compared."""
+    spans = cut.parsed.chunks if cut.parsed else []
+    if "vector" not in writer.store.capabilities or not spans:
+        return WritePlan(), cut
     try:
         vector = writer.embedder.embed([spans[0].text], input_type="document")[0]
     except Exception as exc:  # the embedder is someone else's code, maybe over a network
@@ -217,7 +226,8 @@ def _plan(writer: Writer, new: ExtractedMemory, folder: MemoryFolder, markdown: 
                 f"embedder failed ({type(exc).__name__}: {exc}); the memory was written without "
                 "checking for near-duplicates or contradictions (exact duplicates still merge)"
             ]
-        )
+        ), cut
+    cut = replace(cut, vectors={spans[0].text: vector})
     neighbours = find_neighbours(
         writer.store,
         vector,
@@ -225,7 +235,7 @@ def _plan(writer: Writer, new: ExtractedMemory, folder: MemoryFolder, markdown: 
         writer.config.lifecycle.neighbours,
         lambda doc_id: read_known(writer, doc_id),
     )
-    return plan_write(new, neighbours, writer.config.lifecycle, writer.extractor)
+    return plan_write(new, neighbours, writer.config.lifecycle, writer.extractor), cut
 
 
 def supersede(

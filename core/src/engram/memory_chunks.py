@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from engram.chunking import Chunker, ChunkSpan, chunk_ids
+from engram.chunking import ChunkedDocument, Chunker, ChunkSpan, chunk_ids
 from engram.collection_files import chunk_fields
 from engram.ingest.sync import SOURCE
 from engram.memory_fields import check_fields
@@ -26,7 +26,14 @@ from engram.memory_files import status_of
 from engram.models import Chunk
 from engram.scopes import MemoryFolder, folder_of
 
-MakeChunks = Callable[[str, str, str], tuple[list[Chunk], list[str]]]
+
+class MakeChunks(Protocol):
+    """``(document_id, text, digest)`` → the document's chunks and warnings; ``parsed``: the
+    chunker's reading of exactly ``text`` when the caller already has it (not cut again)."""
+
+    def __call__(
+        self, document_id: str, text: str, digest: str, parsed: ChunkedDocument | None = None
+    ) -> tuple[list[Chunk], list[str]]: ...
 
 
 def scoped_chunks(
@@ -39,8 +46,10 @@ def scoped_chunks(
     gives the ids a newer memory supersedes (not live, whatever their file says)."""
     root = project_root.resolve()
 
-    def make(document_id: str, text: str, digest: str) -> tuple[list[Chunk], list[str]]:
-        chunks, warnings = chunk_markdown_document(chunker, document_id, text, digest)
+    def make(
+        document_id: str, text: str, digest: str, parsed: ChunkedDocument | None = None
+    ) -> tuple[list[Chunk], list[str]]:
+        chunks, warnings = chunk_markdown_document(chunker, document_id, text, digest, parsed)
         path = Path(document_id)
         folder = folder_of(folders, (path if path.is_absolute() else root / path).resolve())
         if folder is None or not chunks:
@@ -68,11 +77,17 @@ def scoped_chunks(
 
 
 def chunk_markdown_document(
-    chunker: Chunker, document_id: str, text: str, digest: str
+    chunker: Chunker,
+    document_id: str,
+    text: str,
+    digest: str,
+    parsed: ChunkedDocument | None = None,
 ) -> tuple[list[Chunk], list[str]]:
     """Chunks of one markdown document with their metadata (frontmatter + where they come
-    from), and any warning met while reading it (e.g. malformed frontmatter)."""
-    parsed = chunker.chunk_document(text)
+    from), and any warning met while reading it (e.g. malformed frontmatter); ``parsed``: the
+    chunker's reading of ``text``, when the caller has it."""
+    if parsed is None:
+        parsed = chunker.chunk_document(text)
     spans = parsed.chunks
     title = _title(parsed.metadata, spans, document_id)
     # Frontmatter; for a collection document, its collection, id and the caller's keys.

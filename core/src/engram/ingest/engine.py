@@ -29,8 +29,9 @@ EMBED_BATCH = 128  # chunks per embedder call
 
 @dataclass
 class Pending:
-    """A document to (re)write: its chunks, the record it replaces, and its record's metadata
-    (the engine adds ``chunk_ids`` and ``indexed_at``)."""
+    """A document to (re)write: its chunks (those with a vector are not embedded again), the
+    record it replaces, and its record's metadata (the engine adds ``chunk_ids`` and
+    ``indexed_at``)."""
 
     document_id: str
     hash: str
@@ -59,16 +60,17 @@ class DocumentWriter:
         batch, self._batch = self._batch, []
         if not batch:
             return
-        vectors = self._embed([c.text for p in batch for c in p.chunks], len(batch))
-        offset = 0
+        # A chunk that comes with its vector (its writer embedded that text already) keeps it.
+        texts = [c.text for p in batch for c in p.chunks if c.vector is None]
+        vectors = self._embed(texts, len(batch))
+        fresh = iter(vectors or ())
         for pending in batch:
             chunks = pending.chunks
             if vectors is not None:
                 chunks = [
-                    c.model_copy(update={"vector": v})
-                    for c, v in zip(chunks, vectors[offset : offset + len(chunks)], strict=True)
+                    c if c.vector is not None else c.model_copy(update={"vector": next(fresh)})
+                    for c in chunks
                 ]
-            offset += len(pending.chunks)
             self._write(pending, chunks, complete=vectors is not None)
 
     def _embed(self, texts: list[str], documents: int) -> list[list[float]] | None:
@@ -77,6 +79,8 @@ class DocumentWriter:
             return []
         try:
             vectors = self.embedder.embed(texts, input_type="document")
+            if len(vectors) != len(texts):
+                raise ValueError(f"{len(vectors)} vectors for {len(texts)} texts")
         except Exception as exc:  # someone else's code, maybe over a network: keep the run
             detail = str(exc) if isinstance(exc, EngramError) else f"{type(exc).__name__}: {exc}"
             self.report.warnings.append(

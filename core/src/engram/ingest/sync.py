@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
 from engram.ingest.bulk import gc_paused
@@ -41,25 +41,35 @@ __all__ = ["SOURCE", "IndexReport", "Progress", "Skipped", "read_text", "sync_fi
 def read_text(file: VaultFile, max_bytes: int) -> tuple[str, str] | Skipped:
     """(text, sha256) of a vault file, or why it was skipped (binary, not UTF-8, too large)."""
     try:
-        size = os.stat(file.location).st_size
-        if size > max_bytes:
-            return Skipped(
-                path=file.document_id,
-                reason=f"larger than {max_bytes} bytes (vault.max_file_bytes)",
-            )
+        if os.stat(file.location).st_size > max_bytes:
+            return Skipped(path=file.document_id, reason=_too_large(max_bytes))
         with open(file.location, "rb") as handle:
             data = handle.read()
     except OSError as exc:
         return Skipped(path=file.document_id, reason=f"unreadable: {exc.strerror or exc}")
+    return _checked(file.document_id, data)
+
+
+def written_text(file: VaultFile, text: str, max_bytes: int) -> tuple[str, str] | Skipped:
+    """``read_text`` of a file whose writer has just written ``text``, without reading it."""
+    data = text.encode("utf-8")
+    if len(data) > max_bytes:
+        return Skipped(path=file.document_id, reason=_too_large(max_bytes))
+    return _checked(file.document_id, data)
+
+
+def _checked(document_id: str, data: bytes) -> tuple[str, str] | Skipped:
     if b"\x00" in data:
-        return Skipped(path=file.document_id, reason="binary file (contains NUL bytes)")
+        return Skipped(path=document_id, reason="binary file (contains NUL bytes)")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return Skipped(
-            path=file.document_id, reason=f"not UTF-8 text (bad byte at offset {exc.start})"
-        )
+        return Skipped(path=document_id, reason=f"not UTF-8 text (bad byte at offset {exc.start})")
     return text.removeprefix("\ufeff"), hashlib.sha256(data).hexdigest()
+
+
+def _too_large(max_bytes: int) -> str:
+    return f"larger than {max_bytes} bytes (vault.max_file_bytes)"
 
 
 def sync_files(
@@ -72,12 +82,20 @@ def sync_files(
     max_file_bytes: int,
     dry_run: bool = False,
     progress: Progress | None = None,
+    written: Mapping[str, str] | None = None,
 ) -> IndexReport:
     """Bring the store in line with ``files`` (everything found under ``roots``).
 
     Two passes: the first stats every file against its record's stamp (all stamps read in one
     go, roots resolved once) and keeps the files it cannot prove unchanged; the second reads
-    those, with the full records of just them, and writes what changed."""
+    those, with the full records of just them, and writes what changed.
+
+    ``written`` maps document ids to the text their writer has just written (under the folder's
+    write lock): those files are stat'ed like any other but not read back. Their records are
+    the ones a read would give: the stat is taken after the write, and a file edited between
+    the write and the stat has an mtime too recent for its stamp to be trusted (``STABLE_S``),
+    so the next run hashes it."""
+    given = written or {}
     started = time.perf_counter()
     report = IndexReport(dry_run=dry_run)
     records = Records(store)
@@ -92,7 +110,9 @@ def sync_files(
             if progress:  # the reads and embeddings are what takes time
                 progress(done, len(files), file.document_id)
             old_doc = full.get(file.document_id)
-            got = _changed_text(file, old_doc, stat, max_file_bytes, None if dry_run else store)
+            text_now = given.get(file.document_id) if stat is not None else None
+            store_now = None if dry_run else store
+            got = _changed_text(file, old_doc, stat, max_file_bytes, store_now, text_now)
             if got is None:
                 report.unchanged += 1
                 continue
@@ -173,13 +193,17 @@ def _changed_text(
     stat: Stat | None,
     max_file_bytes: int,
     store: Store | None,
+    written: str | None,
 ) -> tuple[str, str] | Skipped | None:
     """The file's (text, hash) when it must be indexed, None when its content hash shows it
     unchanged (then ``store`` gets the record's new stat). A file whose record carries another
     label (a vault note of an older store says ``memory``) is indexed again, to relabel its
-    chunks."""
+    chunks. ``written``: its text as just written (not read back)."""
     relabel = old is not None and old.metadata.get("source") != file.source
-    got = read_text(file, max_file_bytes)
+    if written is None:
+        got = read_text(file, max_file_bytes)
+    else:
+        got = written_text(file, written, max_file_bytes)
     if isinstance(got, Skipped) or old is None or relabel or old.hash != got[1]:
         return got
     if store is not None and stat is not None and _restamp(old, stat):

@@ -9,22 +9,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engram.chunking import read_frontmatter
-from engram.lifecycle.memory_io import added, update_frontmatter, writable_path
+from engram.lifecycle.memory_io import Written, added, update_frontmatter, writable_path
 from engram.writer import Writer
 
 LINK_KEYS = ("conflicts_with", "related")
 
 
-def link_back(writer: Writer, document_ids: Sequence[str], key: str, memory_id: str) -> list[str]:
-    """Add ``memory_id`` to the ``key`` list of each memory; returns the documents changed."""
-    changed = []
+def link_back(
+    writer: Writer, document_ids: Sequence[str], key: str, memory_id: str
+) -> dict[str, Written]:
+    """Add ``memory_id`` to the ``key`` list of each memory; returns the documents changed,
+    with what was written (to index without reading them back)."""
+    changed = {}
     for doc_id in document_ids:
-        path = writable_path(writer, doc_id)
-        meta = read_frontmatter(path.read_text(encoding="utf-8", errors="replace")).metadata
-        links = added(meta.get(key), [memory_id])
+        text = writable_path(writer, doc_id).read_text(encoding="utf-8")
+        links = added(read_frontmatter(text).metadata.get(key), [memory_id])
         if links is not None:
-            update_frontmatter(writer, doc_id, {key: links})
-            changed.append(doc_id)
+            changed[doc_id] = Written(update_frontmatter(writer, doc_id, {key: links}, text))
     return changed
 
 

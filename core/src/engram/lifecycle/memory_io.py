@@ -3,23 +3,36 @@ merge, supersede, link, restore, aging, chain repair)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from engram.chunking import read_frontmatter
+from engram.chunking import ChunkedDocument, read_frontmatter
 from engram.document_ids import document_path
 from engram.errors import MemoryNotFound
 from engram.ingest.sync import IndexReport, sync_files
 from engram.ingest.vault import VaultFile
 from engram.memory_files import info_from, replace_file, with_frontmatter
-from engram.models import KnownMemory
+from engram.models import Chunk, KnownMemory, Vector
 from engram.redact import strip_private
 from engram.scopes import check_writable, folder_of
 from engram.writer import Writer
 
 MAX_MEMORY_BYTES = 1_000_000
+
+
+@dataclass(frozen=True)
+class Written:
+    """A memory file's content as its writer just wrote it, and what the writer already made
+    of it: ``parsed``, the chunker's reading of exactly ``text``, and ``vectors``, chunk texts
+    it embedded (as documents). Indexing it then reads nothing back, and cuts and embeds
+    nothing a second time."""
+
+    text: str
+    parsed: ChunkedDocument | None = None
+    vectors: Mapping[str, Vector] = field(default_factory=dict)
 
 
 def now_ms(now: datetime | None = None) -> datetime:
@@ -43,19 +56,27 @@ def writable_path(writer: Writer, document_id: str) -> Path:
     return path
 
 
-def update_frontmatter(writer: Writer, document_id: str, changes: dict[str, Any]) -> None:
-    """Set (``None``: remove) frontmatter keys of a memory, its body untouched."""
+def update_frontmatter(
+    writer: Writer, document_id: str, changes: dict[str, Any], text: str | None = None
+) -> str:
+    """Set (``None``: remove) frontmatter keys of a memory, its body untouched; ``text``: its
+    content when the caller has just written it. Returns the new content."""
     path = writable_path(writer, document_id)
-    replace_file(path, with_frontmatter(path.read_text(encoding="utf-8"), changes))
+    updated = with_frontmatter(path.read_text(encoding="utf-8") if text is None else text, changes)
+    replace_file(path, updated)
+    return updated
 
 
 def mark(
     writer: Writer, document_ids: Sequence[str], changes: dict[str, Any], now: datetime
-) -> None:
-    """Set frontmatter ``changes`` on memories (superseded or archived), with the time."""
+) -> dict[str, Written]:
+    """Set frontmatter ``changes`` on memories (superseded or archived), with the time; returns
+    what was written, to index."""
     key = "superseded_at" if changes.get("status") == "superseded" else "archived_at"
-    for doc_id in document_ids:
-        update_frontmatter(writer, doc_id, {**changes, key: stamp(now)})
+    return {
+        doc_id: Written(update_frontmatter(writer, doc_id, {**changes, key: stamp(now)}))
+        for doc_id in document_ids
+    }
 
 
 def retire(
@@ -105,19 +126,40 @@ def read_known(writer: Writer, document_id: str) -> KnownMemory | None:
     )
 
 
-def index_documents(writer: Writer, document_ids: Sequence[str]) -> IndexReport:
-    """Index (again) the given memory files, each under its memory folder as root."""
+def index_documents(
+    writer: Writer, document_ids: Sequence[str] = (), written: Mapping[str, Written] | None = None
+) -> IndexReport:
+    """Index (again) the given memory files, each under its memory folder as root, and those
+    ``written`` (by document id) from what their writer holds, not from disk."""
     root = writer.config.root
+    known = written or {}
     files = []
-    for doc_id in dict.fromkeys(document_ids):
+    for doc_id in dict.fromkeys([*document_ids, *known]):
         path = document_path(doc_id, root).resolve()
         folder = folder_of(writer.folders, path)
         files.append(VaultFile(path, folder.path if folder else path.parent, doc_id))
+
+    def make_chunks(
+        document_id: str, text: str, digest: str, parsed: ChunkedDocument | None = None
+    ) -> tuple[list[Chunk], list[str]]:
+        held = known.get(document_id)
+        if held is None:
+            return writer.make_chunks(document_id, text, digest, parsed)
+        # ``text`` is the file's without private spans: the writer's reading fits if the same.
+        reading = held.parsed if text == held.text else None
+        chunks, warnings = writer.make_chunks(document_id, text, digest, reading)
+        vectors = held.vectors
+        return [
+            c.model_copy(update={"vector": vectors[c.text]}) if c.text in vectors else c
+            for c in chunks
+        ], warnings
+
     return sync_files(
         files,
         [f.path for f in files],
         writer.store,
         writer.embedder,
-        writer.make_chunks,
+        make_chunks,
         max_file_bytes=max(writer.config.vault.max_file_bytes, MAX_MEMORY_BYTES),
+        written={doc_id: w.text for doc_id, w in known.items()},
     )

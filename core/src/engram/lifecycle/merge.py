@@ -14,21 +14,25 @@ from engram.chunking import read_frontmatter
 from engram.lifecycle.content_hash import HASH_KEY, content_hash
 from engram.lifecycle.memory_io import stamp, writable_path
 from engram.lifecycle.revisions import REVISIONS_KEY, with_revision
-from engram.memory_files import clean_tags, read_info, render, replace_file, wording_of
+from engram.memory_files import clean_tags, info_from, render, replace_file, wording_of
 from engram.models import ExtractedMemory, Revision, StoredMemory
 from engram.writer import Writer
 
 
-def merge(writer: Writer, document_id: str, new: ExtractedMemory, now: datetime) -> StoredMemory:
-    """Write ``new`` over the memory ``document_id``, keeping its earlier wording as a revision."""
+def merge(
+    writer: Writer, document_id: str, new: ExtractedMemory, now: datetime
+) -> tuple[StoredMemory, str]:
+    """Write ``new`` over the memory ``document_id``, keeping its earlier wording as a revision;
+    the file is read once, and its new content returned (to index without reading it back)."""
     path = writable_path(writer, document_id)
+    root = writer.config.root
     fm = read_frontmatter(path.read_text(encoding="utf-8", errors="replace"))
     old: dict[str, Any] = dict(fm.metadata)
     old_tags = old.get("tags")
     tags = clean_tags(
         [*(str(t) for t in old_tags if t), *new.tags] if isinstance(old_tags, list) else new.tags
     )
-    importance = max(read_info(path, writer.config.root).importance, new.importance)
+    importance = max(info_from(old, path, root).importance, new.importance)
     before = wording_of(old, fm.body)
     meta = dict(old)
     meta.update(title=new.title, tags=tags, importance=importance, updated_at=stamp(now))
@@ -46,10 +50,11 @@ def merge(writer: Writer, document_id: str, new: ExtractedMemory, now: datetime)
         )
     elif not isinstance(old.get(REVISIONS_KEY), list):
         meta.pop(REVISIONS_KEY, None)  # an old bare count: no wording was kept then
-    replace_file(path, render(meta, new.title or "", new.content))
-    stored = StoredMemory(**read_info(path, writer.config.root).model_dump())
+    text = render(meta, new.title or "", new.content)
+    replace_file(path, text)
+    stored = StoredMemory(**info_from(read_frontmatter(text).metadata, path, root).model_dump())
     stored.action = "updated"
-    return stored
+    return stored, text
 
 
 def _opt(value: object) -> str | None:
