@@ -234,3 +234,16 @@ def test_claude_config_dir_transcripts_are_found_through_the_hook_payload(
     assert not (world.home / ".claude").exists()
     assert world.run("session-end", world.shop, "s-moved")[0] == 0
     wait_until(lambda: "pnpm over npm" in memories(world.shop), 90, "the capture")
+
+
+def test_a_first_start_after_uncaptured_sessions_waits_for_their_capture(world: World) -> None:
+    # Hooks installed after a session ran here: no capture round ever finished, no stamp, an
+    # empty memory folder. The first start must not answer "nothing" from the empty folder: it
+    # waits for the catch-up capture, and the block holds what that capture found.
+    world.write(world.shop, "s-before", conversation(PNPM))
+    assert not (world.shop / ".engram").exists()
+    code, out, err = world.run("session-start", world.shop, "s-first")
+    assert code == 0, err
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert "pnpm over npm" in context
+    assert not (world.shop / ".engram" / "recall.empty").exists()

@@ -2,7 +2,10 @@
 install`` writes are parsed without typer; the catch-up capture is waited for only when a stat
 says a transcript changed since the last round; and after a recall that found nothing, the next
 start answers from a stamp of what that recall read, without pydantic, numpy, a store or a
-worker, until any of it changes (a new memory, an edited config)."""
+worker, until any of it changes (a new memory, an edited config). Before any stamp, as in a new
+project, the hook reads the memory folders from the config files (tomllib) and answers nothing
+without a worker when they hold no memory file; a worker that failed since the last one that
+worked (a config that parses but is invalid) sends the next start down the full path."""
 
 from __future__ import annotations
 
@@ -88,21 +91,81 @@ def shop(tmp_path: Path) -> Project:
     return Project(tmp_path)
 
 
-def test_an_empty_project_starts_without_pydantic_numpy_or_a_worker_once_stamped(
+def _heavy(modules: list[str]) -> list[str]:
+    return [m for m in modules if m in HEAVY or m.split(".")[0] in HEAVY]
+
+
+def test_an_empty_project_starts_without_pydantic_numpy_or_a_worker_first_and_after(
     shop: Project,
 ) -> None:
-    code, out, err, modules = shop.start()  # the full path: a worker finds nothing
-    assert (code, out) == (0, "") and "unavailable" not in err
+    # The first start of a new project: no stamp, no capture round yet, no memory file.
+    code, out, err, modules = shop.start()
+    assert (code, out, err) == (0, "", "")
+    assert not _heavy(modules), "the first start loaded the heavy modules"
     stamp = shop.state / quiet.STAMP
     assert stamp.is_file()
-    wait_until(shop.settled, 90, "the catch-up round")
+    wait_until(shop.settled, 90, "the capture round the first start left behind")
     before = stamp.stat().st_mtime_ns, stamp.stat().st_ino
     code, out, err, modules = shop.start()
     assert (code, out, err) == (0, "", "")
-    heavy = [m for m in modules if m in HEAVY or m.split(".")[0] in HEAVY]
-    assert not heavy, "the hook loaded the heavy modules"
+    assert not _heavy(modules), "the hook loaded the heavy modules"
     # A worker would have replaced the stamp (it forgets it first, then writes it anew).
     assert (stamp.stat().st_mtime_ns, stamp.stat().st_ino) == before
+
+
+def test_a_first_start_reads_the_memory_folder_where_the_project_config_moved_it(
+    shop: Project,
+) -> None:
+    (shop.root / "engram.toml").write_text(SQLITE + '[memory]\ndir = "team/memory"\n')
+    with Memory.open(load_config(start=shop.root)) as memory:
+        stored = memory.remember("Deploys go out on Tuesdays after the change review.")
+    assert stored.path.startswith("team/memory/")
+    code, out, err, _ = shop.start()  # first start, a memory in the moved folder: the full path
+    assert code == 0, err
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert "Deploys go out on Tuesdays" in context
+    assert not (shop.state / quiet.STAMP).exists()
+
+
+def test_a_first_start_looks_in_the_moved_folder_not_the_default_one(shop: Project) -> None:
+    (shop.root / "engram.toml").write_text(SQLITE + '[memory]\ndir = "team/memory"\n')
+    stray = shop.root / "memory" / "decision"  # no memory folder under this config
+    stray.mkdir(parents=True)
+    (stray / "old.md").write_text("# Deploys on Fridays\n", encoding="utf-8")
+    code, out, err, modules = shop.start()
+    assert (code, out, err) == (0, "", "") and not _heavy(modules)
+    folders = json.loads((shop.state / quiet.STAMP).read_text(encoding="utf-8"))["folders"]
+    assert str((shop.root / "team" / "memory").resolve()) in folders
+    wait_until(shop.settled, 90, "the capture round")
+    with Memory.open(load_config(start=shop.root)) as memory:
+        memory.remember("Deploys go out on Tuesdays after the change review.")
+    code, out, err, _ = shop.start()
+    assert code == 0, err
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert "Deploys go out on Tuesdays" in context and "Fridays" not in context
+
+
+def test_a_config_that_parses_but_is_invalid_is_reported_once_its_capture_failed(
+    shop: Project,
+) -> None:
+    (shop.root / "engram.toml").write_text('[store]\nbackend = "no-such-store"\n')
+    # The first start answers from the empty folders without reading the config further...
+    code, out, err, modules = shop.start()
+    assert (code, out, err) == (0, "", "") and not _heavy(modules)
+    # ...the capture it starts fails and says so in its log...
+    log = shop.state / detached.LOG
+    wait_until(
+        lambda: (
+            "capture failed" in log.read_text(encoding="utf-8")
+            and not (shop.state / detached.PID).exists()
+        ),
+        90,
+        "the failed capture",
+    )
+    # ...and the next start takes the full path, which says what is wrong.
+    code, out, err, _ = shop.start()
+    assert (code, out) == (0, "")
+    assert err.startswith("engram: memory unavailable: ") and "no-such-store" in err
 
 
 def test_a_memory_written_after_an_empty_start_is_in_the_next_block(shop: Project) -> None:
@@ -139,14 +202,16 @@ def test_the_catch_up_is_pending_only_when_a_transcript_changed_since_the_last_r
     state = detached.state_dir(project)
     state.mkdir(parents=True)
     current = transcripts / "now.jsonl"
-    assert detached.pending(project, transcripts, current)  # no round finished yet
-    _at(state / detached.DONE, 2_000_000_000_000_000_000)
+    # A new project: no round finished yet, and no transcript of it but the session starting.
     assert not detached.pending(project, transcripts, current)  # no transcript folder yet
     assert detached.pending(project, None, current)  # the host named no folder: cannot tell
     transcripts.mkdir()
-    _at(transcripts / "old.jsonl", 1_000_000_000_000_000_000)
     _at(current, 3_000_000_000_000_000_000)  # the session starting now is not catch-up work
     assert not detached.pending(project, transcripts, current)
+    _at(transcripts / "old.jsonl", 1_000_000_000_000_000_000)
+    assert detached.pending(project, transcripts, current)  # no round yet: any earlier one is
+    _at(state / detached.DONE, 2_000_000_000_000_000_000)
+    assert not detached.pending(project, transcripts, current)  # captured by that round
     (state / detached.PID).write_text("1", encoding="utf-8")
     assert detached.pending(project, transcripts, current)  # a capture is running
     (state / detached.PID).unlink()

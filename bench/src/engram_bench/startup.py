@@ -6,10 +6,13 @@ imports numpy), each command run in turn with the others so load drifts hit all 
 The session-start hook runs as Claude Code runs it (its JSON on stdin, naming a transcript in a
 transcript folder of the run's own), in an empty project, after the detached capture of the
 previous round has finished: "no pending capture". It is timed twice a round: as a session
-start finds it (the stamp of the last empty recall in place) and with that stamp removed (the
-full path: config, memory, a worker process). The rows marked ``(3 memories)`` run in a second
-project holding three remembered memories, where every session start takes the full path (a
-recall that finds something writes no stamp).
+start finds it (the stamp of the last empty recall in place) and with that stamp removed (a
+capture round done before, no stamp: the first-start shortcut, ``engram.hosts.first_start``, or
+the full path when that cannot answer). ``(first start)`` is a new project each round: no
+``.engram`` folder, no capture round, no stamp, as a user's first session in a new project
+meets it. The rows marked ``(3 memories)`` run in a second project holding three remembered
+memories, where every session start takes the full path (a recall that finds something writes
+no stamp).
 
 Python may write bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped from the commands'
 environment): an installed package ships compiled, and a cold start that recompiles every
@@ -31,6 +34,7 @@ from typing import Any
 
 HOOK = "engram hooks run session-start"
 FULL_HOOK = f"{HOOK} (no stamp)"
+FIRST_HOOK = f"{HOOK} (first start)"
 WITH_MEMORIES = " (3 memories)"
 HOOK_ARGS = ["hooks", "run", "session-start", "--host", "claude-code", "--timeout", "55"]
 # Name → arguments after `engram`; the floor runs the interpreter alone.
@@ -40,6 +44,7 @@ COMMANDS: dict[str, list[str]] = {
     "engram search": ["search", "billing owner"],
     HOOK: HOOK_ARGS,
     FULL_HOOK: HOOK_ARGS,
+    FIRST_HOOK: HOOK_ARGS,
     f"engram recall{WITH_MEMORIES}": ["recall"],
     f"engram search{WITH_MEMORIES}": ["search", "billing owner"],
     f"{HOOK}{WITH_MEMORIES}": HOOK_ARGS,
@@ -51,7 +56,7 @@ MEMORIES = (
 )
 FLOOR = 'python -c "import numpy"'
 # What issue #26 asks of the commands every host hook pays for.
-TARGETS = {"engram --version": 1.5, HOOK: 1.5}
+TARGETS = {"engram --version": 1.5, HOOK: 1.5, FULL_HOOK: 1.5, FIRST_HOOK: 1.5}
 SETTLE_CAP = 300.0  # seconds a round waits, at most, for the previous hook's capture to finish
 
 CONFIG = """[store]
@@ -84,12 +89,24 @@ def _wall_ms(argv: list[str], cwd: Path, env: dict[str, str], stdin: str = "") -
     return (time.perf_counter() - began) * 1000.0, proc.returncode
 
 
-def _settle(state: Path) -> None:
-    """Wait until the detached capture the last hook started has finished its round."""
+def _done_ns(state: Path) -> int | None:
+    """When the last finished capture round began (``capture.done``'s mtime), if any did."""
+    try:
+        return (state / "capture.done").stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def _settle(state: Path, before: int | None) -> None:
+    """Wait until the detached capture the last hook started has finished its round: a round
+    newer than ``before`` (``_done_ns`` taken before the hook) is done and none is running.
+    (An older ``capture.done`` alone is no proof: the next command would then meet the new
+    capture still running, and a session start waits for a running capture.)"""
     cap = time.monotonic() + SETTLE_CAP
     while time.monotonic() < cap:
         running = (state / "capture.pid").exists() or (state / "capture.again").exists()
-        if (state / "capture.done").exists() and not running:
+        done = _done_ns(state)
+        if done is not None and done != before and not running:
             return
         time.sleep(0.05)
 
@@ -136,23 +153,27 @@ def run_startup(workdir: Path, *, repeats: int, log: Callable[[str], None]) -> d
     # and the first capture round, as a user's first session would; the rounds then time what
     # every later session pays.
     for where, sent in ((project, payload), (stocked, stocked_payload)):
+        before = _done_ns(where / ".engram")
         _wall_ms([*base, *HOOK_ARGS], where, env, sent)
-        _settle(where / ".engram")
-    for _ in range(repeats):
+        _settle(where / ".engram", before)
+    for round_ in range(repeats):
         runs[FLOOR].append(_wall_ms([sys.executable, "-c", "import numpy"], project, env)[0])
         for name, args in COMMANDS.items():
             where, sent = (
                 (stocked, stocked_payload) if name.endswith(WITH_MEMORIES) else (project, payload)
             )
+            if name == FIRST_HOOK:
+                where, _, sent = _world(workdir, f"startup-first-{round_}")
             if name == FULL_HOOK:
                 (where / ".engram" / "recall.empty").unlink(missing_ok=True)
             hook = args is HOOK_ARGS
+            before = _done_ns(where / ".engram")
             ms, code = _wall_ms([*base, *args], where, env, sent if hook else "")
             runs[name].append(ms)
             if code != 0:
                 failures[name] = code
             if hook:
-                _settle(where / ".engram")
+                _settle(where / ".engram", before)
     floor = statistics.median(runs[FLOOR])
     rows = [
         {
@@ -181,7 +202,8 @@ def render(startup: dict[str, Any]) -> list[str]:
         f"Median wall time of a new process over {startup['repeats']} rounds, in an empty project "
         f"(hash embedder) or one with three memories, against `{startup['floor']}` in the same run "
         f"({startup['floor_ms']:.0f} ms). The session-start hook runs with Claude Code's JSON "
-        "and no pending capture; `(no stamp)` is its full path (config, memory, worker).",
+        "and no pending capture; `(no stamp)` after a capture round with the stamp removed, "
+        "`(first start)` in a new project each round (no `.engram` folder yet).",
         "",
         "| command | median ms | x floor | target | exit |",
         "|---|---|---|---|---|",

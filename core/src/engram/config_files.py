@@ -1,5 +1,6 @@
-"""Where engram's config files are, found without reading them: the host hook decides from
-these paths alone whether it has work to do, so this module imports no pydantic."""
+"""Where engram's config files are, found without reading them, and where the user's memory
+folder is by default: the host hook decides from these paths alone whether it has work to do,
+so this module imports no pydantic."""
 
 from __future__ import annotations
 
@@ -17,6 +18,13 @@ def user_config_path() -> Path:
         return Path(explicit).expanduser()
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "engram" / "config.toml"
+
+
+def default_user_dir() -> Path:
+    """The user's memory folder when ``[memory] user_dir`` is unset:
+    ``$XDG_DATA_HOME/engram/memory``, else ``~/.local/share/engram/memory``."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base).expanduser() / "engram" / "memory"
 
 
 def find_project_file(start: Path | None = None) -> Path | None:

@@ -12,13 +12,13 @@ external folders engram only reads.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
 from engram.config import EngramConfig
+from engram.config_files import default_user_dir as default_user_dir  # re-exported
 from engram.errors import UnsafePath
 
 Scope = Literal["user", "project"]
@@ -43,12 +43,6 @@ class MemoryFolder:
 
     def holds(self, path: Path) -> bool:
         return path == self.path or path.is_relative_to(self.path)
-
-
-def default_user_dir() -> Path:
-    """``$XDG_DATA_HOME/engram/memory``, else ``~/.local/share/engram/memory``."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base).expanduser() / "engram" / "memory"
 
 
 def memory_folders(config: EngramConfig) -> list[MemoryFolder]:

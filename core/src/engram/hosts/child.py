@@ -12,12 +12,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from engram.hosts import quiet
+
 
 def run_worker(
     job: dict[str, Any], cwd: Path, remaining: float, cap: float | None = None
 ) -> dict[str, Any]:
     """Run ``job`` in ``engram.hosts.worker`` (own process group), killed after ``remaining``
-    seconds; its result, or ``{"ok": False, "error": ...}``."""
+    seconds; its result, or ``{"ok": False, "error": ...}``. Whether it worked is noted for the
+    session-start shortcuts (``quiet.note_outcome``)."""
+    result = _run(job, cwd, remaining, cap)
+    quiet.note_outcome(job, bool(result.get("ok")))
+    return result
+
+
+def _run(job: dict[str, Any], cwd: Path, remaining: float, cap: float | None) -> dict[str, Any]:
     argv = [sys.executable, "-P", "-m", "engram.hosts.worker"]
     group: dict[str, Any] = (
         {"start_new_session": True}

@@ -111,13 +111,16 @@ def _mark_done(folder: Path, began_ns: int) -> None:
 def pending(project: Path, transcripts: Path | None, current: Path | None) -> bool:
     """Whether session start should wait for the catch-up capture: a capture is running, or
     asked to run again, or a transcript in the host's folder for this project (other than the
-    session just starting) changed since the last good round began. Stats only; True when it
-    cannot tell (no transcript folder named, no round finished yet)."""
+    session just starting) changed since the last good round began, or, before any round
+    finished (a new project), exists at all. Stats only; True when it cannot tell (no
+    transcript folder named, a folder or stamp it cannot read)."""
     folder = state_dir(project)
     if transcripts is None or (folder / PID).exists() or (folder / AGAIN).exists():
         return True
     try:
-        done = (folder / DONE).stat().st_mtime_ns
+        done: int | None = (folder / DONE).stat().st_mtime_ns
+    except FileNotFoundError:  # no round finished yet: every earlier transcript is work
+        done = None
     except OSError:
         return True
     try:
@@ -128,6 +131,8 @@ def pending(project: Path, transcripts: Path | None, current: Path | None) -> bo
         return True
     for entry in entries:
         if entry.name.endswith(".jsonl") and (current is None or entry.name != current.name):
+            if done is None:
+                return True
             with contextlib.suppress(OSError):
                 if entry.stat().st_mtime_ns >= done:
                     return True

@@ -3,7 +3,8 @@ no memory, the worker leaves a stamp of everything that recall read (the config 
 variables that steer config, the overrides, the memory folders' files). The next session start
 compares stats with it and, when nothing changed, answers "nothing" without loading the config,
 pydantic, a store or an embedder, nor starting the worker. Any change, and any failure to read
-the stamp, takes the full path."""
+the stamp, takes the full path; so does a worker (recall or capture) that failed since the last
+one that worked: the full path then says why (a config or store broken since the stamp)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Any
 from engram.config_files import find_project_file, user_config_path
 
 STAMP = "recall.empty"  # in the project's .engram folder
+FAILED = "worker.failed"  # beside it: the last worker that ran here failed
 ENV_PREFIXES = ("ENGRAM_", "XDG_", "HOME", "CLAUDE_CONFIG_DIR")
 
 
@@ -81,8 +83,26 @@ def forget(job: dict[str, Any]) -> None:
         stamp_path(job).unlink(missing_ok=True)
 
 
+def note_outcome(job: dict[str, Any], ok: bool) -> None:
+    """Remember whether the last worker of this project worked (``healthy`` reads it)."""
+    marker = Path(job["project"]) / ".engram" / FAILED
+    with contextlib.suppress(OSError):  # only a shortcut's guard: without it, starts are slower
+        if ok:
+            marker.unlink(missing_ok=True)
+        else:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()
+
+
+def healthy(job: dict[str, Any]) -> bool:
+    """No worker failed here since the last one that worked (a shortcut may answer for it)."""
+    return not (Path(job["project"]) / ".engram" / FAILED).exists()
+
+
 def nothing_to_recall(job: dict[str, Any]) -> bool:
     """Whether the stamp holds and still matches every input, by stats alone."""
+    if not healthy(job):
+        return False
     try:
         body = json.loads(stamp_path(job).read_text(encoding="utf-8"))
         folders = [Path(f) for f in body["folders"]]

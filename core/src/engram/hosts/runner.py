@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from engram.config_files import find_project_file
-from engram.hosts import detached, quiet
+from engram.hosts import detached, first_start, quiet
 from engram.hosts.base import Host, generic_payload, plain_output
 from engram.hosts.child import run_worker
 from engram.hosts.registry import HOSTS
@@ -119,7 +119,8 @@ def run_hook(
     """session-start: catch up on uncaptured sessions (detached; waited for, within a share of
     the budget, only when a stat says there is something to catch up), then the recall block
     (nothing, without a worker, when ``quiet`` says nothing it reads has changed since a recall
-    found nothing); session-end / pre-compact: start the detached capture and return at once."""
+    found nothing, or ``first_start`` sees no memory file in the folders); session-end /
+    pre-compact: start the detached capture and return at once."""
     deadline = time.monotonic() + timeout
     raw = read_payload(stdin, min(PAYLOAD_WAIT, timeout / 4))
     host = get_host(host_name) if host_name else None
@@ -163,8 +164,9 @@ def run_hook(
 def _recall(
     job: dict[str, Any], cwd: Path, host: Host | None, event: str, deadline: float, timeout: float
 ) -> Outcome:
-    """The recall block from a worker, or nothing when ``quiet`` says nothing changed."""
-    if quiet.nothing_to_recall(job):
+    """The recall block from a worker, or nothing when ``quiet`` says nothing changed since a
+    recall found nothing, or ``first_start`` finds no memory file to recall."""
+    if quiet.nothing_to_recall(job) or first_start.nothing_to_recall(job):
         return Outcome()
     result = run_worker(job, cwd, max(deadline - time.monotonic(), 0.01), timeout)
     if not result.get("ok"):
