@@ -89,15 +89,6 @@ class Selection:
             return False
         return any(part.endswith(suffixes) for part in rel_dir.split("/"))
 
-    def included(self, rel: str) -> bool:
-        """The slow, general test (the scan inlines the suffix path)."""
-        if self.suffixes is not None:
-            name = rel.rpartition("/")[2]
-            ok = name.endswith(self.suffixes) or self.folder_included(rel.rpartition("/")[0])
-        else:
-            ok = bool(self._included(rel))
-        return ok and not self.excluded(rel)
-
     def matches(self, rel: str) -> bool:
         """The include patterns alone, by their joined regex."""
         return bool(self._included(rel))
@@ -115,7 +106,7 @@ _SUFFIX_PATTERN = re.compile(r"(?:\*\*/)?\*(\.[A-Za-z0-9_+-]+)")
 
 def _suffixes(include: Sequence[str]) -> tuple[str, ...] | None:
     """The suffixes when every include pattern is ``**/*.ext`` or ``*.ext``, else None."""
-    found = [_SUFFIX_PATTERN.fullmatch(p.strip()) for p in include]
+    found = [_SUFFIX_PATTERN.fullmatch(p) for p in include]  # anything else: the regex
     if not found or not all(found):
         return None
     return tuple(m[1] for m in found if m)
