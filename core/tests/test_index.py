@@ -262,3 +262,46 @@ def test_a_file_edited_right_after_its_indexing_is_hashed_not_trusted(
     assert (settled.changed, settled.unchanged) == (0, 1) and spy.writes == ["put_document"]
     spy.writes.clear()
     assert memory.index([vault]).unchanged == 1 and spy.writes == []
+
+
+def _by_pathspec(vault: Path, include: list[str]) -> set[str]:
+    """The files gitignore-style ``include`` selects, by pathspec itself (the reference)."""
+    from pathspec import PathSpec
+
+    spec = PathSpec.from_lines("gitignore", include)
+    found = {p.relative_to(vault).as_posix() for p in vault.rglob("*") if p.is_file()}
+    return {f"v/{rel}" for rel in found if spec.match_file(rel)}
+
+
+def test_include_patterns_select_what_gitignore_rules_select_on_both_paths(
+    tmp_path: Path, open_memory: MemoryFactory
+) -> None:
+    """The default patterns are tested by suffix (one ``endswith`` a file), any others by
+    their regex; both select exactly what pathspec does, odd names included: a file named
+    ``.md``, upper case, a suffix not at the end, and a folder named ``x.md`` (gitignore's
+    ``*.md`` matches the folder, so everything in it)."""
+    vault = write_vault(
+        tmp_path / "v",
+        {
+            name: "# a note\n\nwords\n"
+            for name in [
+                "a.md",
+                "b.markdown",
+                "c.MD",
+                "d.md.txt",
+                "e.txt",
+                "f.mdx",
+                "n/.md",
+                "n/deep/g.md",
+                "x.md/inside.txt",
+                "n/y.markdown/z/w.txt",
+                "notes/h.md",
+                "notes/sub/i.md",
+            ]
+        },
+    )
+    for include in (["**/*.md", "**/*.markdown"], ["*.md"], ["notes/**/*.md", "e.txt"]):
+        memory = open_memory(vault={"include": include})
+        memory.index([vault])
+        want = _by_pathspec(vault, include)
+        assert want and set(memory.store.list_documents()) == want, include

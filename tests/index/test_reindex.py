@@ -152,6 +152,28 @@ def test_what_remember_wrote_and_indexed_is_left_alone_by_the_next_index(
     assert (report.texts_embedded, report.chunks_written, report.chunks_deleted) == (0, 0, 0)
 
 
+def test_records_dropped_elsewhere_are_indexed_again_not_hidden_by_the_stamp_cache(
+    tmp_path: Path, open_memory: MemoryFactory
+) -> None:
+    """SQLite keeps the stamps a no-op reads in a cache (in memory and in a file beside the
+    index). A change to the records made elsewhere (another Memory on the same index, as
+    another process would) shows at the next run: in the Memory that holds the cache, and in
+    one that starts from a cache file written before that change."""
+    vault = _vault(tmp_path)
+    mine = open_memory()
+    assert _indexed(mine, vault)[:4] == (4, 0, 0, 0)
+    assert _indexed(mine, vault)[:4] == (0, 0, 4, 0)  # the stamps are cached now
+    other = open_memory()
+    other.store.delete_documents(["vault/n/1.md"])
+    assert _indexed(mine, vault)[:4] == (1, 0, 3, 0)
+    other.store.delete_documents(["vault/n/2.md"])
+    mine.close()  # writes its cache file, older than the deletion just made
+    third = open_memory()
+    assert _indexed(third, vault)[:4] == (1, 0, 3, 0)
+    assert _indexed(third, vault)[:4] == (0, 0, 4, 0)
+    assert set(third.store.list_documents()) == {f"vault/n/{i}.md" for i in range(4)}
+
+
 @pytest.mark.parametrize("store", STORES)
 def test_indexing_one_folder_leaves_the_records_of_a_sibling_folder_alone(
     tmp_path: Path, open_memory: MemoryFactory, store: str

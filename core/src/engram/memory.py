@@ -24,9 +24,10 @@ from engram.errors import IndexDamaged
 from engram.excerpts import excerpt_of, inside_vault
 from engram.filters import Filter
 from engram.ingest.report import IndexReport, Progress, merge_reports
+from engram.ingest.scan import Finder
 from engram.ingest.sessions import sync as sessions
-from engram.ingest.sync import sync_files
-from engram.ingest.vault import discover
+from engram.ingest.sync import sync_vault
+from engram.ingest.vault import Selection
 from engram.lifecycle import chains
 from engram.lifecycle import history as histories
 from engram.lifecycle import restore as restoring
@@ -47,7 +48,7 @@ from engram.protocols import Closes, Embedder, Extractor, Searcher, Store
 from engram.registry import Registry
 from engram.scopes import MemoryFolder, Scope
 from engram.search.policy import MemorySearch
-from engram.sources import label_files
+from engram.sources import FileLabels
 from engram.writer import Writer
 
 if TYPE_CHECKING:  # capture (transcripts, extraction) loads when used: recall and search don't
@@ -192,25 +193,19 @@ class Memory(ClosingStore):
             self.check_identity(writing=True)
             chains.repair(self.writer)  # the newer memories' `supersedes` are the truth
         vault = self.config.vault
-        files = discover(
-            roots,
-            project_root=self.config.root,
-            include=vault.include,
-            exclude=vault.exclude,
-            respect_gitignore=vault.respect_gitignore,
-        )
-        files = label_files(files, [*(f.path for f in self.folders), self._collections_dir()])
-        report = sync_files(
-            files,
+        labels = FileLabels([*(f.path for f in self.folders), self._collections_dir()])
+        selection = Selection(vault.include, vault.exclude)
+        report = sync_vault(
             roots,
             self.store,
             self.embedder,
             self.writer.make_chunks,
+            find=Finder(self.config.root, selection, vault.respect_gitignore, labels),
             max_file_bytes=vault.max_file_bytes,
             dry_run=dry_run,
             progress=progress,
         )
-        if not files:
+        if not (report.unchanged or report.new or report.changed or report.skipped):
             report.warnings.append(
                 f"no markdown files found under {', '.join(str(r) for r in roots)} "
                 f"(include: {', '.join(vault.include)})"

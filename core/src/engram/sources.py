@@ -40,33 +40,41 @@ def _prefixes(folders: Sequence[Path]) -> tuple[str, ...]:
     return tuple(f.as_posix().rstrip("/") + "/" for f in folders)
 
 
+class FileLabels:
+    """The label of a vault file: ``memory`` under one of ``memory_roots`` (the memory folders
+    and the collections folder, resolved), ``vault`` anywhere else. Decided once a vault root
+    when it holds no memory folder or lies in one (the usual case: a 10K-file no-op then tests
+    no path a file); ``engram.ingest.scan.Labels`` is its shape."""
+
+    def __init__(self, memory_roots: Sequence[Path]) -> None:
+        self._inside = _prefixes(memory_roots)
+
+    def of_root(self, root: Path) -> str | None:
+        """The label of every file under ``root``, or None when some are memories and some
+        not."""
+        inside = self._inside
+        own = root.as_posix().rstrip("/") + "/"
+        if own.startswith(inside):
+            return MEMORY
+        if not any(prefix.startswith(own) for prefix in inside):
+            return VAULT
+        return None
+
+    def of_file(self, location: str) -> str:
+        return MEMORY if location.replace(os.sep, "/").startswith(self._inside) else VAULT
+
+
 def label_files(files: Sequence[VaultFile], memory_roots: Sequence[Path]) -> list[VaultFile]:
-    """``files`` (found by discovery) labelled in place: ``memory`` under one of
-    ``memory_roots`` (the memory folders and the collections folder, resolved), ``vault``
-    anywhere else. Decided once a vault root when it holds no memory folder or lies in one
-    (the usual case: a 10K-file no-op then builds no object and tests no path a file)."""
-    inside = _prefixes(memory_roots)
+    """``files`` labelled in place by ``FileLabels`` (a root's label decided once)."""
+    labels = FileLabels(memory_roots)
     root: Path | None = None
     root_label: str | None = None
     for file in files:
-        if file.root is not root:  # discovery gives a root's files one Path (hashing is slow)
+        if file.root is not root:
             root = file.root
-            root_label = _root_label(root, inside)
-        label = root_label
-        if label is None:  # a memory folder lies under this root: ask each file
-            label = MEMORY if file.location.replace(os.sep, "/").startswith(inside) else VAULT
-        file.source = label
+            root_label = labels.of_root(root)
+        file.source = root_label or labels.of_file(file.location)
     return list(files)
-
-
-def _root_label(root: Path, inside: tuple[str, ...]) -> str | None:
-    """The label of every file under ``root``, or None when some are memories and some not."""
-    own = root.as_posix().rstrip("/") + "/"
-    if own.startswith(inside):
-        return MEMORY
-    if not any(prefix.startswith(own) for prefix in inside):
-        return VAULT
-    return None
 
 
 class SourceNamer:

@@ -391,9 +391,12 @@ def unit_rows(rows: npt.NDArray[Any]) -> Matrix:
 
 def _changes(conn: sqlite3.Connection, since: int, dimension: int) -> tuple[Rowids, Matrix, Rowids]:
     """Rowids (ascending) and unit vectors set after generation ``since``, and rowids removed."""
+    # Sorted here, not by ORDER BY rowid: with it SQLite scans the whole table in rowid order
+    # (every vector read, ~9 ms at 23K rows) instead of the generation index, on every write.
     changed = conn.execute(
-        "SELECT rowid, vector FROM vectors WHERE generation > ? ORDER BY rowid", (since,)
+        "SELECT rowid, vector FROM vectors WHERE generation > ?", (since,)
     ).fetchall()
+    changed.sort(key=_first)
     removed = conn.execute(
         "SELECT rowid FROM vector_tombstones WHERE generation > ?", (since,)
     ).fetchall()
@@ -401,6 +404,10 @@ def _changes(conn: sqlite3.Connection, since: int, dimension: int) -> tuple[Rowi
     raw = np.frombuffer(b"".join(r[1] for r in changed), dtype=_FLOAT)
     gone = np.fromiter((r[0] for r in removed), dtype=np.int64, count=len(removed))
     return rowids, unit_rows(raw.reshape(len(changed), dimension)), gone
+
+
+def _first(row: tuple[int, bytes]) -> int:
+    return row[0]
 
 
 def _catch_up(

@@ -128,6 +128,22 @@ MIGRATIONS: tuple[str, ...] = (
         inode = {_STAT} * {_typed("$.stat[2]", "'integer'")},
         indexed_at = {_typed("$.indexed_at", "'integer', 'real'")};
     """,
+    # 5: every change to the documents table, by any process or tool, draws a new random
+    # meta.documents_token (in the same transaction): the stamp cache (stampcache.py) is trusted
+    # only while the token it was derived under is still the file's. Random, not a counter, so
+    # a file restored from a backup and written again never comes back to a token seen before.
+    """
+    INSERT OR REPLACE INTO meta(key, value) VALUES ('documents_token', lower(hex(randomblob(8))));
+    CREATE TRIGGER documents_token_insert AFTER INSERT ON documents BEGIN
+        UPDATE meta SET value = lower(hex(randomblob(8))) WHERE key = 'documents_token';
+    END;
+    CREATE TRIGGER documents_token_update AFTER UPDATE ON documents BEGIN
+        UPDATE meta SET value = lower(hex(randomblob(8))) WHERE key = 'documents_token';
+    END;
+    CREATE TRIGGER documents_token_delete AFTER DELETE ON documents BEGIN
+        UPDATE meta SET value = lower(hex(randomblob(8))) WHERE key = 'documents_token';
+    END;
+    """,
 )
 LATEST = len(MIGRATIONS)
 

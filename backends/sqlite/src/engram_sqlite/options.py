@@ -36,6 +36,10 @@ class SQLiteOptions(BaseModel):
         """The side matrix file beside the index (None for an in-memory index)."""
         return None if self.in_memory else self.path.with_name(self.path.name + "-vectors")
 
+    def stamps_path(self) -> Path | None:
+        """The stamp cache file beside the index (None for an in-memory index)."""
+        return None if self.in_memory else self.path.with_name(self.path.name + "-stamps")
+
     def target(self) -> str:
         """What to hand to ``connect``: the file path, or ``":memory:"``."""
         return MEMORY if self.in_memory else str(self.path)

@@ -9,7 +9,6 @@ always positive.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -39,7 +38,7 @@ from engram_sqlite.connection import Database
 from engram_sqlite.driver import DriverInfo
 from engram_sqlite.filters import compile_filter
 from engram_sqlite.fts import match_expression
-from engram_sqlite.matrix import SideMatrix, State, state_of, unit_rows
+from engram_sqlite.matrix import SideMatrix, unit_rows
 from engram_sqlite.migrations import (
     LATEST,
     bump_generation,
@@ -58,8 +57,14 @@ from engram_sqlite.records import (
     stamps_statement,
     to_chunk,
     to_document,
-    to_stamps,
 )
+from engram_sqlite.search_rows import (
+    chunks_by_rowid,
+    ids_by_rowid,
+    search_meta,
+)
+from engram_sqlite.search_rows import keyword_candidates as ranked_candidates
+from engram_sqlite.stampcache import StampCache
 from engram_sqlite.vectors import prepare
 from engram_sqlite.writes import latest_by_id, metadata_for, write_chunks
 
@@ -81,6 +86,7 @@ class SQLiteStore(ClosingStore):
         # The registry binds the manager it was built from; built by hand, no hooks unless given.
         self._db = Database(self.options, plugin_manager)
         self._matrix = SideMatrix(self.options.vectors_path())
+        self._stamps = StampCache(self.options.stamps_path())
         try:
             with self._db.read() as conn:
                 current = schema_version(conn)
@@ -108,6 +114,7 @@ class SQLiteStore(ClosingStore):
         return {"path": str(self.options.path), "schema_version": LATEST, **self.driver.as_dict()}
 
     def close(self) -> None:
+        self._stamps.flush()
         self._matrix.forget()
         self._db.close()
 
@@ -164,12 +171,14 @@ class SQLiteStore(ClosingStore):
         param = (id_list(document_ids),)
         with self._db.write() as conn:
             bump_generation(conn)
+            before = self._stamps.before_write(conn)
             conn.execute(
                 "DELETE FROM chunks WHERE document_id IN (SELECT value FROM json_each(?))", param
             )
             conn.execute(
                 "DELETE FROM documents WHERE id IN (SELECT value FROM json_each(?))", param
             )
+            self._stamps.written(conn, before, document_ids)
         self._persist()
 
     def prune_document(self, document_id: str, keep: Sequence[str]) -> None:
@@ -186,10 +195,12 @@ class SQLiteStore(ClosingStore):
         metadata, row = metadata_for(chunks), document_row(document)
         with self._db.write() as conn:
             generation = bump_generation(conn)
+            before = self._stamps.before_write(conn)
             if chunks:
                 write_chunks(conn, chunks, metadata, ident.load(conn), generation)
             conn.execute(PRUNE_DOCUMENT, (document.id, id_list([c.id for c in chunks])))
             conn.execute(PUT_DOCUMENT, row)
+            self._stamps.written(conn, before, [document.id])
         self._persist()
 
     def delete_where(self, filter: Filter) -> None:
@@ -228,7 +239,9 @@ class SQLiteStore(ClosingStore):
 
     def put_document(self, document: Document) -> None:
         with self._db.write() as conn:
+            before = self._stamps.before_write(conn)
             conn.execute(PUT_DOCUMENT, document_row(document))
+            self._stamps.written(conn, before, [document.id])
 
     def list_documents(self) -> dict[str, Document]:
         with self._db.read() as conn:
@@ -238,9 +251,10 @@ class SQLiteStore(ClosingStore):
     def document_stamps(
         self, sources: Sequence[str], roots: Sequence[str], settled_s: float
     ) -> dict[str, Stamp]:
+        """Read through ``stampcache.StampCache``: current by the documents token, or SQL."""
         query, params = stamps_statement(sources, roots, settled_s)
-        with self._db.statement() as conn:
-            return to_stamps(conn.execute(query, params).fetchall())
+        with self._db.read() as conn:
+            return self._stamps.read(conn, query, params)
 
     def get_documents(self, ids: Sequence[str]) -> dict[str, Document]:
         with self._db.read() as conn:
@@ -264,7 +278,7 @@ class SQLiteStore(ClosingStore):
             return []
         with self._db.read() as conn:
             scored = self._vector_top(conn, vector, k, where, params)
-            chunks = _chunks_by_rowid(conn, [rowid for rowid, _ in scored], vectors=True)
+            chunks = chunks_by_rowid(conn, [rowid for rowid, _ in scored], vectors=True)
         return [
             Hit(chunk=chunks[rowid], score=score, vector_score=score)
             for rowid, score in scored
@@ -302,7 +316,7 @@ class SQLiteStore(ClosingStore):
             return Candidates.empty()
         with self._db.read() as conn:
             scored = self._vector_top(conn, vector, k, where, params)
-            ids = _ids_by_rowid(conn, [rowid for rowid, _ in scored])
+            ids = ids_by_rowid(conn, [rowid for rowid, _ in scored])
         kept = [(rowid, score) for rowid, score in scored if rowid in ids]
         return Candidates.of(
             [ids[rowid] for rowid, _ in kept], [s for _, s in kept], [r for r, _ in kept]
@@ -315,7 +329,7 @@ class SQLiteStore(ClosingStore):
         if ranked is None:
             return Candidates.empty()
         with self._db.statement() as conn:
-            return _keyword_candidates(conn, ranked)
+            return ranked_candidates(conn, ranked)
 
     def candidate_pair(
         self, vector: Sequence[float], query: str, k: int, filter: Filter | None = None
@@ -331,7 +345,7 @@ class SQLiteStore(ClosingStore):
         if ranked is None:  # no words to match
             return self.vector_candidates(vector, k, filter), Candidates.empty()
         together = self._matrix.rows() >= self.options.parallel_hybrid_from
-        future = self._db.read_aside(lambda c: _keyword_candidates(c, ranked)) if together else None
+        future = self._db.read_aside(lambda c: ranked_candidates(c, ranked)) if together else None
         if future is None:  # small, or no second connection (in memory): one after the other
             return self.vector_candidates(vector, k, filter), self.keyword_candidates(
                 query, k, filter
@@ -349,7 +363,7 @@ class SQLiteStore(ClosingStore):
         check_finite(vector, "the query vector")
         rowids = np.asarray(keys, dtype=np.int64)
         with self._db.read() as conn:
-            identity, state = _search_meta(conn)
+            identity, state = search_meta(conn)
             if identity is None or not len(rowids):
                 return np.full(len(rowids), np.nan)
             query = unit_rows(prepare(vector, identity, "the query vector")[None, :])[0]
@@ -362,13 +376,13 @@ class SQLiteStore(ClosingStore):
         if not rowids:
             return []
         with self._db.statement() as conn:
-            found = _chunks_by_rowid(conn, rowids, vectors=vectors)
+            found = chunks_by_rowid(conn, rowids, vectors=vectors)
         return [found[r] for r in rowids if r in found]
 
     def _vector_top(
         self, conn: sqlite3.Connection, vector: Sequence[float], k: int, where: str, params: Any
     ) -> list[tuple[int, float]]:
-        identity, state = _search_meta(conn)
+        identity, state = search_meta(conn)
         if identity is None:
             return []
         query = unit_rows(prepare(vector, identity, "the query vector")[None, :])[0]
@@ -420,6 +434,7 @@ class SQLiteStore(ClosingStore):
             drop_everything(conn)
             migrate(conn, self._db.where)
         self._matrix.forget()
+        self._stamps.forget()
         self._persist()
 
     def optimize(self) -> dict[str, Any]:
@@ -452,49 +467,3 @@ class SQLiteStore(ClosingStore):
 def _check_k(k: int) -> None:
     if k < 0:
         raise StoreError(f"k must be 0 or more (got {k})")
-
-
-def _chunks_by_rowid(
-    conn: sqlite3.Connection, rowids: list[int], *, vectors: bool
-) -> dict[int, Chunk]:
-    if not rowids:
-        return {}
-    columns = CHUNK_COLUMNS if vectors else CHUNK_COLUMNS.replace("v.vector", "NULL")
-    rows = conn.execute(
-        f"SELECT {columns} FROM {CHUNKS if vectors else 'chunks c'} "
-        "WHERE c.rowid IN (SELECT value FROM json_each(?))",
-        (json.dumps(rowids),),
-    ).fetchall()
-    return {int(row[0]): to_chunk(row) for row in rows}
-
-
-def _search_meta(conn: sqlite3.Connection) -> tuple[IndexIdentity | None, State]:
-    """The identity and the vectors' state, in one statement (every search needs both)."""
-    values = dict(
-        conn.execute(
-            "SELECT key, value FROM meta WHERE key IN "
-            "('identity', 'generation', 'store_uuid', 'tombstone_floor')"
-        ).fetchall()
-    )
-    raw = values.get("identity")
-    return (None if raw is None else ident.parse(str(raw))), state_of(values)
-
-
-def _keyword_candidates(conn: sqlite3.Connection, ranked: tuple[str, list[Any]]) -> Candidates:
-    """The top rows of ``ranked`` (``SQLiteStore._keyword_ranked``) as candidates."""
-    rows = conn.execute(
-        f"SELECT top.rowid, c.id, top.score FROM ({ranked[0]}) AS top "
-        "JOIN chunks c ON c.rowid = top.rowid ORDER BY top.score DESC, c.rowid",
-        ranked[1],
-    ).fetchall()
-    return Candidates.of([r[1] for r in rows], [r[2] for r in rows], [r[0] for r in rows])
-
-
-def _ids_by_rowid(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, str]:
-    if not rowids:
-        return {}
-    rows = conn.execute(
-        "SELECT rowid, id FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))",
-        (json.dumps(rowids),),
-    ).fetchall()
-    return {int(row[0]): str(row[1]) for row in rows}

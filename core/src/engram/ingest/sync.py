@@ -9,8 +9,9 @@ indexing could change again unseen: it is hashed, as git treats "racily clean" f
 ``engram.stamps``. When the stat differs, the content hash decides, and a file whose content is
 the same gets its record's stat refreshed, so the next run needs no read either.
 
-A no-op run is then one bulk read of the stamps (both labels in one query), a walk and a
-``stat`` a file: no record is built, no root resolved more than once, no file opened.
+A no-op run is then one bulk read of the stamps (both labels in one query) and one pass over
+the vault that finds and stats each file (``engram.ingest.scan``): no record is built, no root
+resolved more than once, no file opened, no object made for an unchanged file.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from engram.ingest.bulk import gc_paused
 from engram.ingest.engine import DocumentWriter, Pending, remove_documents
 from engram.ingest.records import Records
 from engram.ingest.report import IndexInterrupted, IndexReport, Progress, Skipped
+from engram.ingest.scan import Finder, Survey
 from engram.ingest.vault import VaultFile
 from engram.models import Chunk, Document
 from engram.protocols import Embedder, Store
@@ -34,8 +36,17 @@ from engram.stamps import Stamp, Stat, stat_from
 SOURCE = "memory"  # the default label of a file (a vault note's is ``vault``: engram.sources)
 LABELS = (SOURCE, "vault")  # the labels of the files sync owns
 STABLE_S = 2.0  # how much older than its indexing a file's mtime must be to trust its stat
+MakeChunks = Callable[[str, str, str], tuple[list[Chunk], list[str]]]
 
-__all__ = ["SOURCE", "IndexReport", "Progress", "Skipped", "read_text", "sync_files"]
+__all__ = [
+    "SOURCE",
+    "IndexReport",
+    "Progress",
+    "Skipped",
+    "read_text",
+    "sync_files",
+    "sync_vault",
+]
 
 
 def read_text(file: VaultFile, max_bytes: int) -> tuple[str, str] | Skipped:
@@ -72,43 +83,87 @@ def _too_large(max_bytes: int) -> str:
     return f"larger than {max_bytes} bytes (vault.max_file_bytes)"
 
 
+def sync_vault(
+    roots: Sequence[Path],
+    store: Store,
+    embedder: Embedder,
+    make_chunks: MakeChunks,
+    *,
+    find: Finder,
+    max_file_bytes: int,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+) -> IndexReport:
+    """Bring the store in line with the files ``find`` finds under ``roots`` (a vault's:
+    ``engram.ingest.scan`` walks, matches and stats them in one pass against the stamps)."""
+
+    def survey(known: Mapping[str, Stamp]) -> Survey:
+        return find(roots, known)
+
+    return _sync(survey, roots, store, embedder, make_chunks, max_file_bytes, dry_run, progress, {})
+
+
 def sync_files(
     files: Sequence[VaultFile],
     roots: Sequence[Path],
     store: Store,
     embedder: Embedder,
-    make_chunks: Callable[[str, str, str], tuple[list[Chunk], list[str]]],
+    make_chunks: MakeChunks,
     *,
     max_file_bytes: int,
     dry_run: bool = False,
     progress: Progress | None = None,
     written: Mapping[str, str] | None = None,
 ) -> IndexReport:
-    """Bring the store in line with ``files`` (everything found under ``roots``).
-
-    Two passes: the first stats every file against its record's stamp (all stamps read in one
-    go, roots resolved once) and keeps the files it cannot prove unchanged; the second reads
-    those, with the full records of just them, and writes what changed.
+    """Bring the store in line with ``files`` (everything there is under ``roots``: a memory
+    folder's or a collection's files, listed by their caller).
 
     ``written`` maps document ids to the text their writer has just written (under the folder's
     write lock): those files are stat'ed like any other but not read back. Their records are
     the ones a read would give: the stat is taken after the write, and a file edited between
     the write and the stat has an mtime too recent for its stamp to be trusted (``STABLE_S``),
     so the next run hashes it."""
+
+    def survey(known: Mapping[str, Stamp]) -> Survey:
+        return _survey(files, known)
+
     given = written or {}
+    return _sync(
+        survey, roots, store, embedder, make_chunks, max_file_bytes, dry_run, progress, given
+    )
+
+
+def _sync(
+    survey: Callable[[Mapping[str, Stamp]], Survey],
+    roots: Sequence[Path],
+    store: Store,
+    embedder: Embedder,
+    make_chunks: MakeChunks,
+    max_file_bytes: int,
+    dry_run: bool,
+    progress: Progress | None,
+    given: Mapping[str, str],
+) -> IndexReport:
+    """Two passes: the first (``survey``) stats every file against its record's stamp (all
+    stamps read in one go, roots resolved once) and keeps the files it cannot prove unchanged;
+    the second reads those (or takes the text their writer gave, ``given``), with the full
+    records of just them, and writes what changed."""
     started = time.perf_counter()
     report = IndexReport(dry_run=dry_run)
     records = Records(store)
     try:
-        suspects, recorded, removed = _stat_pass(files, roots, records, report)
-        full = records.documents([f.document_id for f, _ in suspects if f.document_id in recorded])
+        with gc_paused():  # no cycles here, only many small objects
+            known = records.stamps(LABELS, [_posix_root(root) for root in roots], STABLE_S)
+            found = survey(known)
+        report.unchanged += found.unchanged
+        suspects, removed = found.suspects, found.removed
+        full = records.documents([f.document_id for f, _ in suspects if f.document_id in known])
         writer = DocumentWriter(store, embedder, report, "files")
-        settled = len(files) - len(suspects)
-        if progress and files and not suspects:
-            progress(len(files), len(files), files[-1].document_id)
-        for done, (file, stat) in enumerate(suspects, settled + 1):
+        if progress and found.files and not suspects:
+            progress(found.files, found.files, "")
+        for done, (file, stat) in enumerate(suspects, found.unchanged + 1):
             if progress:  # the reads and embeddings are what takes time
-                progress(done, len(files), file.document_id)
+                progress(done, found.files, file.document_id)
             old_doc = full.get(file.document_id)
             text_now = given.get(file.document_id) if stat is not None else None
             store_now = None if dry_run else store
@@ -142,49 +197,32 @@ def sync_files(
     return report
 
 
-def _stat_pass(
-    files: Sequence[VaultFile], roots: Sequence[Path], records: Records, report: IndexReport
-) -> tuple[list[tuple[VaultFile, Stat | None]], Collection[str], set[str]]:
-    """The no-op part of a run: the files to read (with their stat), the ids the store has a
-    record of under ``roots`` (of either label, in one read), and those whose file is gone."""
-    with gc_paused():  # no cycles here, only many small objects
-        posix_roots = [_posix_root(root) for root in roots]
-        known = records.stamps(LABELS, posix_roots, STABLE_S)
-        suspects, seen = _suspects(files, known, report)
-        if seen == len(known):  # every record has its file (ids are unique): none is gone
-            return suspects, known.keys(), set()
-        return suspects, known.keys(), known.keys() - {f.document_id for f in files}
-
-
-def _suspects(
-    files: Sequence[VaultFile], known: dict[str, Stamp], report: IndexReport
-) -> tuple[list[tuple[VaultFile, Stat | None]], int]:
+def _survey(files: Sequence[VaultFile], known: Mapping[str, Stamp]) -> Survey:
     """The files (with their stat) whose record's stamp, under the file's own label, does not
-    prove them unchanged (a record under another label is relabelled), and how many files have
-    a record; the others are counted unchanged. One ``stat`` a file, a dict look-up and one
-    tuple compare: the whole of a no-op."""
+    prove them unchanged (a record under another label is relabelled), and the records under
+    the roots whose file is not among ``files``."""
     suspects: list[tuple[VaultFile, Stat | None]] = []
     unchanged = 0
     seen = 0
-    stat = os.stat
-    stamp_for = known.get
     for file in files:
         doc_id = file.document_id
         try:
-            st = stat(file.location)
+            st = os.stat(file.location)
         except OSError:
             seen += doc_id in known
             suspects.append((file, None))  # the read says why
             continue
-        stamp = stamp_for(doc_id)
+        stat = (st.st_size, st.st_mtime_ns, st.st_ino)
+        stamp = known.get(doc_id)
         if stamp is not None:
             seen += 1
-            if stamp == (st.st_size, st.st_mtime_ns, st.st_ino, file.source, doc_id):
+            if stamp == (*stat, file.source, doc_id):
                 unchanged += 1
                 continue
-        suspects.append((file, (st.st_size, st.st_mtime_ns, st.st_ino)))
-    report.unchanged += unchanged
-    return suspects, seen
+        suspects.append((file, stat))
+    if seen == len(known):  # every record has its file (ids are unique): none is gone
+        return Survey(suspects, len(files), unchanged)
+    return Survey(suspects, len(files), unchanged, known.keys() - {f.document_id for f in files})
 
 
 def _changed_text(
