@@ -206,3 +206,23 @@ def test_store_path_stays_inside_the_memory_folder(
     with pytest.raises(UnsafePath, match="outside the memory folder"):
         memory.remember("through a symlink", path="link/x")
     assert list(outside.iterdir()) == []
+
+
+def test_memory_files_lists_no_file_a_link_leads_out_to(tmp_path: Path) -> None:
+    """A linked file pointing outside the folder, or a linked folder, is never listed (nor
+    merged into, nor indexed as a memory); a link to a file inside the folder is."""
+    from engram.memory_files import memory_files
+
+    folder = tmp_path / "memory"
+    (folder / "notes").mkdir(parents=True)
+    (folder / "notes" / "a.md").write_text("inside")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "secret.md").write_text("outside")
+    os.symlink(outside / "secret.md", folder / "notes" / "secret.md")
+    os.symlink(outside, folder / "linked")
+    os.symlink(folder / "notes" / "a.md", folder / "alias.md")
+    assert sorted(p.relative_to(folder).as_posix() for p in memory_files(folder)) == [
+        "alias.md",
+        "notes/a.md",
+    ]

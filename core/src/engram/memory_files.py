@@ -274,7 +274,8 @@ def memory_files(memory_dir: Path) -> Iterator[Path]:
         for name in sorted(files):
             if name.endswith((".md", ".markdown")) and not name.startswith("."):
                 path = Path(folder) / name
-                if path.resolve().is_relative_to(memory_dir):
+                # os.walk does not enter linked folders, so only a linked file can lead out
+                if not os.path.islink(path) or path.resolve().is_relative_to(memory_dir):
                     yield path
 
 
