@@ -12,7 +12,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engram.lifecycle import content_hash as hashes
 from engram.lifecycle.content_hash import CACHE_NAME, content_hash, same_text
 from engram.memories import supersede
 from engram.memory_files import memory_files
@@ -45,23 +44,19 @@ def test_a_cached_lookup_finds_the_same_text_and_reads_no_unchanged_file(
     assert same_text(folder, "fact", content_hash(FACTS[2])) == tmp_path / stored[2].path
     assert (folder / SIDE_FOLDER / CACHE_NAME).is_file()
 
-    parsed: list[Path] = []
-    real = hashes._facts
-
-    def counted(path: Path) -> list[str] | bool | None:
-        parsed.append(path)
-        return real(path)
-
-    hashes._facts = counted  # type: ignore[assignment]
-    try:
-        found = same_text(folder, "fact", content_hash("service S1 listens on port 8001"))
-        missing = same_text(folder, "fact", content_hash("Nothing like it."))
-        other_type = same_text(folder, "decision", content_hash(FACTS[1]))
-    finally:
-        hashes._facts = real  # type: ignore[assignment]
-    assert found == tmp_path / stored[1].path
+    # Rewrite one file to other words of the same length and put its stat back: an answer
+    # from the cache still names it for its old wording, so no unchanged file was read.
+    path = tmp_path / stored[1].path
+    st = path.stat()
+    path.write_text(path.read_text().replace("listens on", "answers at"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size
+    found = same_text(folder, "fact", content_hash("service S1 listens on port 8001"))
+    missing = same_text(folder, "fact", content_hash("Nothing like it."))
+    other_type = same_text(folder, "decision", content_hash(FACTS[1]))
+    assert found == path
     assert missing is None and other_type is None
-    assert parsed == []  # every file was known by its stat
+    assert fresh_answer(folder, "fact", FACTS[1]) is None  # a fresh parse reads the new words
 
 
 def test_a_hand_edit_a_supersede_and_a_damaged_cache_are_seen(
