@@ -98,9 +98,9 @@ class Tokenizer:
         if not text:
             return TokenSpans([], [])
         encoding = self._encode(text)
-        offsets = [(int(a), int(b)) for a, b in encoding.offsets]
-        words = [w if w is not None else -1 - i for i, w in enumerate(encoding.word_ids)]
-        return TokenSpans(offsets, words)
+        given = encoding.word_ids  # fresh lists from the Rust side: offsets are int pairs
+        words = [w if w is not None else -1 - i for i, w in enumerate(given)]
+        return TokenSpans(encoding.offsets, words)
 
     def _encode(self, text: str) -> Encoding:
         try:

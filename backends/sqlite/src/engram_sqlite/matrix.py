@@ -201,8 +201,7 @@ class SideMatrix:
             return
         with contextlib.suppress(OSError), sidefile.locked(self.path):
             state = read_state(conn)
-            current = sidefile.load(self.path)
-            header = None if current is None else current.header
+            header = sidefile.header_of(self.path)  # the records are mapped only to compact
             if header is not None and _ahead(header, state, dimension):
                 return  # another writer already appended past this transaction
             if header is None or not _fits(header, state, dimension):
@@ -214,7 +213,10 @@ class SideMatrix:
             replaced = int(np.count_nonzero(rowids <= header.top)) + len(removed)
             count = header.count + len(rowids) + len(removed)
             if (header.dead + replaced) * COMPACT_SHARE > count and count > REBUILD_AT:
-                assert current is not None
+                current = sidefile.load(self.path)
+                if current is None or current.header != header:  # not the file just read
+                    self._rebuild(conn, state, dimension)
+                    return
                 base = _snapshot_of(current)
                 self._save(state, _merged(base, rowids, matrix, removed), dimension)
                 return

@@ -92,6 +92,16 @@ def read_header(fh: BinaryIO) -> Header | None:
     return header
 
 
+def header_of(path: Path) -> Header | None:
+    """The file's header alone (None: missing, damaged, another format), without mapping its
+    records: what a writer that only appends needs to know."""
+    try:
+        with path.open("rb") as fh:
+            return read_header(fh)
+    except OSError:
+        return None
+
+
 def load(path: Path) -> Records | None:
     """The file as a memory map, or None if it is missing, damaged or another format. Header,
     size and map come from one open file, so a rename in between cannot mix two files."""

@@ -4,6 +4,7 @@ packed up to the token budget, and only what is too long is cut into windows."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Literal
 
@@ -120,15 +121,15 @@ class _MarkdownPass:
         for line in self.lines[:-1]:
             self.line_starts.append(self.line_starts[-1] + len(line) + 1)
         self.spans = chunker.tokenizer.spans(self.body)
-        # Tokens never cross a newline (it is whitespace), so each line owns a token range.
+        # Tokens never cross a newline (it is whitespace), so each line owns a token range: the
+        # tokens that start before its end, less those of the lines above (starts ascend).
+        starts = [a for a, _ in self.spans.offsets]
         self.line_tokens: list[tuple[int, int]] = []
-        t, n = 0, len(self.spans)
-        for k in range(len(self.lines)):
-            line_end = self.line_starts[k] + len(self.lines[k])
-            first = t
-            while t < n and self.spans.offsets[t][0] < line_end:
-                t += 1
-            self.line_tokens.append((first, t))
+        t = 0
+        for start, line in zip(self.line_starts, self.lines, strict=True):
+            end = bisect_left(starts, start + len(line), t)
+            self.line_tokens.append((t, end))
+            t = end
         self.out: list[ChunkSpan] = []
 
     def count(self, first: int, last: int) -> int:

@@ -6,6 +6,7 @@ stats what it finds, and reading, hashing and deciding what changed is ``sync``'
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -78,8 +79,8 @@ class Selection:
 
     def __init__(self, include: Sequence[str], exclude: Sequence[str] = ()) -> None:
         self.suffixes = _suffixes(include)
-        self._included = _matcher(include)
-        self._excluded = _matcher(exclude) if exclude else None
+        self._included = _matcher(tuple(include))
+        self._excluded = _matcher(tuple(exclude)) if exclude else None
 
     def folder_included(self, rel_dir: str) -> bool:
         """Whether a folder below the root (relative, posix, "" for the root) makes every
@@ -112,11 +113,13 @@ def _suffixes(include: Sequence[str]) -> tuple[str, ...] | None:
     return tuple(m[1] for m in found if m)
 
 
-def _matcher(patterns: Sequence[str]) -> Callable[[str], object]:
+@functools.lru_cache(maxsize=64)
+def _matcher(patterns: tuple[str, ...]) -> Callable[[str], object]:
     """Whether a relative posix path matches gitignore-style ``patterns``. Without negations
     (the usual ``**/*.md``) that is any pattern's regex, joined into one: one match a file
     instead of pathspec's loop over pattern objects (~1 µs against ~6 µs). The answer is
-    truthy or not (a match object, say)."""
+    truthy or not (a match object, say). Kept per pattern list (it holds no state): every
+    index run builds a ``Selection``, and parsing the patterns cost each run ~0.1-0.2 ms."""
     from pathspec import PathSpec  # on the first walk: a recall imports this module, never walks
     from pathspec.pattern import RegexPattern
 
