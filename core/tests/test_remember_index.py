@@ -113,3 +113,14 @@ def test_after_every_write_path_a_reindex_is_a_no_op_and_a_rebuild_agrees(
 
 def without_root(found: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {d: {k: v for k, v in r.items() if k != "root"} for d, r in found.items()}
+
+
+def test_a_memory_the_index_cannot_take_is_kept_and_the_write_says_so(
+    open_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    """A NUL byte makes the file binary to the index: the words are on disk, and the write
+    warns that search will not find them instead of passing over it in silence."""
+    memory = open_memory()
+    stored = memory.remember("Deploy key rotated\x00 on Monday.", type="fact")
+    assert "rotated\x00 on Monday" in (tmp_path / stored.path).read_text()
+    assert any("written but not indexed" in w and "NUL" in w for w in stored.warnings)

@@ -208,6 +208,11 @@ def _write(
 def _add_index(stored: StoredMemory, report: IndexReport) -> None:
     stored.chunks = report.chunks_written
     stored.warnings.extend(report.warnings)
+    # Written but not searchable (a NUL byte, over max_file_bytes): the file keeps the words,
+    # and the caller must hear that search will not find them.
+    stored.warnings.extend(
+        f"{s.path} was written but not indexed: {s.reason}" for s in report.skipped
+    )
 
 
 def _plan(
