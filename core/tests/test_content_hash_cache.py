@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 
 from engram.lifecycle.content_hash import CACHE_NAME, content_hash, same_text
 from engram.memories import supersede
+from engram.memory import Memory
 from engram.memory_files import memory_files
+from engram.models import StoredMemory
 from engram.sidecar import SIDE_FOLDER
 from support import MemoryFactory, memory_factory
 
@@ -34,13 +36,21 @@ def fresh_answer(folder: Path, kind: str, text: str) -> Path | None:
     return same_text(folder, kind, content_hash(text))
 
 
-def test_a_cached_lookup_finds_the_same_text_and_reads_no_unchanged_file(
+def remembered(
     open_memory: MemoryFactory, tmp_path: Path
-) -> None:
+) -> tuple[Memory, list[StoredMemory], Path]:
+    """The four FACTS remembered and dated back, and their folder."""
     memory = open_memory()
     stored = [memory.remember(fact, type="fact") for fact in FACTS]
     folder = tmp_path / "memory"
     age(folder)
+    return memory, stored, folder
+
+
+def test_a_cached_lookup_finds_the_same_text_and_reads_no_unchanged_file(
+    open_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    _, stored, folder = remembered(open_memory, tmp_path)
     assert same_text(folder, "fact", content_hash(FACTS[2])) == tmp_path / stored[2].path
     assert (folder / SIDE_FOLDER / CACHE_NAME).is_file()
 
@@ -62,10 +72,7 @@ def test_a_cached_lookup_finds_the_same_text_and_reads_no_unchanged_file(
 def test_a_hand_edit_a_supersede_and_a_damaged_cache_are_seen(
     open_memory: MemoryFactory, tmp_path: Path
 ) -> None:
-    memory = open_memory()
-    stored = [memory.remember(fact, type="fact") for fact in FACTS]
-    folder = tmp_path / "memory"
-    age(folder)
+    memory, stored, folder = remembered(open_memory, tmp_path)
     assert same_text(folder, "fact", content_hash(FACTS[0])) is not None  # cache written
 
     # A person rewrites a memory's wording by hand: the new wording is found, the old is not.

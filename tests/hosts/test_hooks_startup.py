@@ -136,12 +136,7 @@ def test_a_first_start_looks_in_the_moved_folder_not_the_default_one(shop: Proje
     assert (code, out, err) == (0, "", "") and not _heavy(modules)
     folders = json.loads((shop.state / quiet.STAMP).read_text(encoding="utf-8"))["folders"]
     assert str((shop.root / "team" / "memory").resolve()) in folders
-    wait_until(shop.settled, 90, "the capture round")
-    with Memory.open(load_config(start=shop.root)) as memory:
-        memory.remember("Deploys go out on Tuesdays after the change review.")
-    code, out, err, _ = shop.start()
-    assert code == 0, err
-    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    context = _recalled_after_remembering(shop, "the capture round")
     assert "Deploys go out on Tuesdays" in context and "Fridays" not in context
 
 
@@ -170,12 +165,7 @@ def test_a_config_that_parses_but_is_invalid_is_reported_once_its_capture_failed
 
 def test_a_memory_written_after_an_empty_start_is_in_the_next_block(shop: Project) -> None:
     assert shop.start()[:2] == (0, "")
-    wait_until(shop.settled, 90, "the catch-up round")
-    with Memory.open(load_config(start=shop.root)) as memory:
-        memory.remember("Deploys go out on Tuesdays after the change review.")
-    code, out, err, _ = shop.start()
-    assert code == 0, err
-    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    context = _recalled_after_remembering(shop, "the catch-up round")
     assert "Deploys go out on Tuesdays" in context
     assert not (shop.state / quiet.STAMP).exists()
 
@@ -267,3 +257,14 @@ def test_an_unknown_host_still_gets_the_apps_one_line_answer(shop: Project) -> N
     assert (proc.returncode, proc.stdout) == (0, "")
     [line] = proc.stderr.splitlines()
     assert line.startswith("engram: memory unavailable: ") and "claude-code, opencode" in line
+
+
+def _recalled_after_remembering(shop: Project, round_name: str) -> str:
+    """Once the first start's capture round settled, remember a decision and start again:
+    the block that start injects."""
+    wait_until(shop.settled, 90, round_name)
+    with Memory.open(load_config(start=shop.root)) as memory:
+        memory.remember("Deploys go out on Tuesdays after the change review.")
+    code, out, err, _ = shop.start()
+    assert code == 0, err
+    return str(json.loads(out)["hookSpecificOutput"]["additionalContext"])

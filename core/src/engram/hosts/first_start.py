@@ -130,11 +130,7 @@ def _folders(memory: dict[str, Any], root: Path) -> list[Path]:
         user_dir = memory.get("user_dir")
         folders.append(resolve(user_dir) if user_dir is not None else default_user_dir().resolve())
     folders += [resolve(raw) for raw in memory.get("external_paths", [])]
-    unique: list[Path] = []
-    for folder in folders:
-        if folder not in unique:
-            unique.append(folder)
-    return unique
+    return list(dict.fromkeys(folders))  # each once, in order
 
 
 def _holds_memory(folder: Path) -> bool:
