@@ -24,7 +24,7 @@ from engram.plugins import get_plugin_manager
 from engram_sqlite import SQLiteOptions, SQLiteStore
 from engram_sqlite.driver import load_vec, select
 from engram_sqlite.fts import index_text
-from engram_sqlite.matrix import Snapshot, _merged
+from engram_sqlite.matrix import APPEND_AT, COMPACT_SHARE, Snapshot, _merged
 from engram_sqlite.migrations import MIGRATIONS
 from engram_sqlite.sidefile import HEADER_BYTES, MAGIC, Header, load, read_header
 
@@ -274,21 +274,44 @@ def test_the_writer_compacts_the_file_once_replaced_records_cost_searches(
 ) -> None:
     """Replaced records are appended (cheap for the writer) until more than 1/COMPACT_SHARE of
     the file is dead; then the writer rewrites it with live rows only, so searches never scan
-    many dead rows. Every search in between stays exact."""
+    many dead rows. Fewer than APPEND_AT changed rows wait for the next append (or the close),
+    read from SQLite meanwhile. Every search in between stays exact."""
+    assert APPEND_AT < 100 and 100 * COMPACT_SHARE < 4_100 < 196 * COMPACT_SHARE
     store = make_store()
     store.set_identity(IDENTITY)
-    store.upsert(chunks(0, 2_000, seed=1))
-    store.upsert(chunks(0, 50, seed=2))  # 50 replaced: 50 * 32 < 2,050 records
-    header = _header(db_path)
-    assert (header.count, header.dead) == (2_050, 50)
+    store.upsert(chunks(0, 4_000, seed=1))
+    store.upsert(chunks(0, 100, seed=2))  # 100 replaced: 100 * 32 < 4,100 records
+    assert (_header(db_path).count, _header(db_path).dead) == (4_100, 100)
+    generation = _header(db_path).generation
+    store.upsert(chunks(200, 200 + APPEND_AT // 2, seed=3))  # too few rows to append
+    assert _header(db_path).generation == generation
     assert_exact(store, seed=3)
-    store.upsert(chunks(100, 130, seed=4))  # 80 replaced: 80 * 32 > 2,080 records
-    header = _header(db_path)
-    assert (header.count, header.dead) == (2_000, 0)
+    assert_exact(make_store(), seed=4)  # another process reads the few rows from SQLite
+    store.upsert(chunks(300, 300 + APPEND_AT, seed=4))  # 100 + 96 replaced: 196 * 32 > 4,196
+    assert (_header(db_path).count, _header(db_path).dead) == (4_000, 0)
     assert_exact(store, seed=5)
-    store.delete([f"c{i}" for i in range(500, 600)])  # removals count as dead too
-    assert (_header(db_path).count, _header(db_path).dead) == (1_900, 0)
+    store.delete([f"c{i}" for i in range(500, 700)])  # removals count as dead too
+    assert (_header(db_path).count, _header(db_path).dead) == (3_800, 0)
     assert_exact(make_store(), seed=6)
+
+
+def test_a_closing_writer_appends_what_it_held_back(make_store: MakeStore, db_path: Path) -> None:
+    """A write of fewer than APPEND_AT rows leaves the file behind while the store is open;
+    closing appends them, so the next process maps a current file."""
+    store = make_store()
+    store.set_identity(IDENTITY)
+    store.upsert(chunks(0, 500, seed=1))
+    store.upsert(chunks(0, 3, seed=2))
+    store.delete(["c10"])
+    behind = _header(db_path)
+    assert behind.count == 500
+    store.close()
+    header = _header(db_path)
+    assert header.generation > behind.generation and header.count == 504
+    reopened = make_store()
+    assert_exact(reopened, seed=3)
+    view = reopened._matrix._view
+    assert view is not None and len(view.delta_rowids) == 0  # nothing read from SQLite
 
 
 def _header(db_path: Path) -> Header:
@@ -387,13 +410,40 @@ def test_a_file_marked_ascending_holds_exactly_the_live_rows_in_order(
                 if not side_file(path).exists():
                     continue
                 header = _header(path)
-                live = [r[0] for r in store.connection.execute("SELECT rowid FROM vectors")]
                 if header.ascending:
-                    records = load(side_file(path))
-                    assert records is not None
-                    assert records.rowids.tolist() == sorted(live)
+                    _assert_live_at(store, side_file(path), header.generation)
                 opened.append(SQLiteStore(SQLiteOptions(path=path)))
                 assert_exact(opened[-1], seed=i)
+            store.close()  # appends what it held back: the file is then exactly the live rows
+            opened.append(SQLiteStore(SQLiteOptions(path=path)))
+            if side_file(path).exists() and _header(path).ascending:
+                records = load(side_file(path))
+                assert records is not None
+                live = opened[-1].connection.execute("SELECT rowid FROM vectors ORDER BY rowid")
+                assert records.rowids.tolist() == [r[0] for r in live]
         finally:
             for s in opened:
                 s.close()
+
+
+def _assert_live_at(store: SQLiteStore, file: Path, generation: int) -> None:
+    """A file marked ascending at ``generation`` holds each row live then once, in order: every
+    row unchanged since is there, and every row there is live now or was changed or removed
+    after it (the file may be behind the store by fewer than APPEND_AT rows)."""
+    records = load(file)
+    assert records is not None
+    rowids = records.rowids.tolist()
+    assert rowids == sorted(set(rowids)) and all(r > 0 for r in rowids)
+    conn = store.connection
+    settled = {
+        r for (r,) in conn.execute("SELECT rowid FROM vectors WHERE generation <= ?", (generation,))
+    }
+    later = {
+        r
+        for (r,) in conn.execute(
+            "SELECT rowid FROM vectors WHERE generation > ?1 UNION "
+            "SELECT rowid FROM vector_tombstones WHERE generation > ?1",
+            (generation,),
+        )
+    }
+    assert settled <= set(rowids) <= settled | later

@@ -11,9 +11,13 @@ search sees
 all read in the search's own read transaction, so the answer is what SQLite holds at that moment,
 whatever the file's age.
 
-The writing process keeps the file fresh: after each committed write it appends the vectors that
-changed (``persist``), so a bulk index ends with the file written and the first query costs what
-any query does. A replaced record still costs every search a row of the scan, so once more than
+The writing process keeps the file fresh: after a committed write it appends the vectors that
+changed (``persist``) once at least ``APPEND_AT`` rows changed since the file, and at close, so a
+bulk index ends with the file written and the first query costs what any query does. Fewer rows
+are not worth an append and its fsync on every small write (a one-note edit): a search reads
+them from SQLite as it reads any row newer than the file (``vector_changes.py``).
+
+A replaced record still costs every search a row of the scan, so once more than
 1/``COMPACT_SHARE`` of the records are replaced ones the writer rewrites the file without them:
 searches stay within a few percent of a scan of the live rows alone, and the rewrites cost the
 writer at most ``COMPACT_SHARE`` records written per vector it changed. A search never writes
@@ -29,27 +33,18 @@ import contextlib
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from engram_sqlite import sidefile
 from engram_sqlite.sidefile import Header, Matrix, Records, Rowids
+from engram_sqlite.vector_changes import FLOAT, State, changes, pending, read_state, unit_rows
 
 REBUILD_AT = 1000  # rows changed since the snapshot at which a search folds them in memory
+APPEND_AT = 64  # rows changed since the file at which the writer appends them
 COMPACT_SHARE = 32  # the writer rewrites the file once more than 1/32 of its records are dead
-_FLOAT = np.dtype("<f4")
 _NONE = np.empty(0, dtype=np.intp)
-
-
-@dataclass(frozen=True)
-class State:
-    """What ``meta`` says about the vectors right now (read inside a transaction)."""
-
-    generation: int
-    store_uuid: str
-    tombstone_floor: int
 
 
 @dataclass
@@ -194,12 +189,30 @@ class SideMatrix:
         self._view = view
         return view
 
-    def persist(self, conn: sqlite3.Connection, dimension: int) -> None:
+    def persist(
+        self, conn: sqlite3.Connection, dimension: int, *, at_least: int = APPEND_AT
+    ) -> bool:
         """Bring the side file up to this transaction's generation by appending what changed
-        (the writer calls this after each commit), rewriting it when a quarter is dead."""
+        (the writer calls this after each commit), rewriting it when 1/``COMPACT_SHARE`` is
+        dead; left as it is while fewer than ``at_least`` rows changed since it. True when the
+        file is left at this generation (or past it), or there is no file to keep."""
         if self.path is None:
-            return
-        with contextlib.suppress(OSError), sidefile.locked(self.path):
+            return True
+        with contextlib.suppress(OSError):
+            state = read_state(conn)
+            header = sidefile.header_of(self.path)  # read again under the lock to write
+            if header is not None and _fits(header, state, dimension):
+                if header.generation == state.generation:
+                    return True
+                if pending(conn, header.generation) < at_least:
+                    return False  # searches read these few rows from SQLite
+            self._append(conn, dimension)
+            return True
+        return False
+
+    def _append(self, conn: sqlite3.Connection, dimension: int) -> None:
+        assert self.path is not None
+        with sidefile.locked(self.path):
             state = read_state(conn)
             header = sidefile.header_of(self.path)  # the records are mapped only to compact
             if header is not None and _ahead(header, state, dimension):
@@ -209,7 +222,7 @@ class SideMatrix:
                 return
             if header.generation == state.generation:
                 return
-            rowids, matrix, removed = _changes(conn, header.generation, dimension)
+            rowids, matrix, removed = changes(conn, header.generation, dimension)
             replaced = int(np.count_nonzero(rowids <= header.top)) + len(removed)
             count = header.count + len(rowids) + len(removed)
             if (header.dead + replaced) * COMPACT_SHARE > count and count > REBUILD_AT:
@@ -221,7 +234,7 @@ class SideMatrix:
                 self._save(state, _merged(base, rowids, matrix, removed), dimension)
                 return
             rowids = np.concatenate([rowids, -removed])
-            matrix = np.concatenate([matrix, np.zeros((len(removed), dimension), _FLOAT)])
+            matrix = np.concatenate([matrix, np.zeros((len(removed), dimension), FLOAT)])
             new = Header(
                 state.store_uuid,
                 state.generation,
@@ -256,10 +269,10 @@ class SideMatrix:
         if base is None:
             return self._rebuild(conn, state, dimension)
         if base.generation == state.generation:
-            changes = np.empty(0, np.int64), _empty(dimension), np.empty(0, np.int64)
+            since = np.empty(0, np.int64), _empty(dimension), np.empty(0, np.int64)
         else:
-            changes = _changes(conn, base.generation, dimension)
-        return self._save(state, _merged(base, *changes), dimension)
+            since = changes(conn, base.generation, dimension)
+        return self._save(state, _merged(base, *since), dimension)
 
     def rows(self) -> int:
         """Vectors in the last view searched (0 before the first search): a size hint."""
@@ -275,7 +288,7 @@ class SideMatrix:
         rows = conn.execute("SELECT rowid, vector FROM vectors ORDER BY rowid").fetchall()
         records = np.empty(len(rows), dtype=sidefile.record_dtype(dimension))
         records["rowid"] = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        raw = np.frombuffer(b"".join(r[1] for r in rows), dtype=_FLOAT)
+        raw = np.frombuffer(b"".join(r[1] for r in rows), dtype=FLOAT)
         records["vector"] = unit_rows(raw.reshape(len(rows), dimension))
         del rows, raw
         return self._save(state, records, dimension)
@@ -304,11 +317,16 @@ class SideMatrix:
 
     def _load(self, state: State, dimension: int, *, newer_than: int | None) -> Snapshot | None:
         """The side file if it is usable (and newer than ``newer_than``, by default the cached
-        snapshot's generation, so an unchanged file is not mapped and checked again)."""
+        snapshot's generation, so an unchanged file is not mapped and checked again: its header
+        alone is read)."""
         if self.path is None:
             return None
         if newer_than is None:
             newer_than = -1 if self._snapshot is None else self._snapshot.generation
+        if newer_than >= 0:
+            header = sidefile.header_of(self.path)
+            if header is None or header.generation <= newer_than:
+                return None
         records = sidefile.load(self.path)
         if records is None or records.header.generation <= newer_than:
             return None
@@ -358,60 +376,6 @@ def _snapshot_of(records: Records) -> Snapshot:
     )
 
 
-def read_state(conn: sqlite3.Connection) -> State:
-    return state_of(
-        dict(
-            conn.execute(
-                "SELECT key, value FROM meta WHERE key IN "
-                "('generation', 'store_uuid', 'tombstone_floor')"
-            ).fetchall()
-        )
-    )
-
-
-def state_of(values: dict[str, Any]) -> State:
-    """The state in ``meta`` rows read by the caller (key → value)."""
-    return State(
-        generation=int(values.get("generation", 0)),
-        store_uuid=str(values.get("store_uuid", "")),
-        tombstone_floor=int(values.get("tombstone_floor", 0)),
-    )
-
-
-def unit_rows(rows: npt.NDArray[Any]) -> Matrix:
-    """Each row scaled to length 1 in float32 (zero rows stay zero). Rows are first divided by
-    their largest magnitude, so squaring values near the float32 limit cannot overflow."""
-    out = np.array(rows, dtype=np.float32, copy=True)
-    if out.size == 0:
-        return out.reshape(rows.shape)
-    peak = np.abs(out).max(axis=1, keepdims=True)
-    np.divide(out, peak, out=out, where=peak > 0)
-    norm = np.linalg.norm(out, axis=1, keepdims=True)
-    np.divide(out, norm, out=out, where=norm > 0)
-    return out
-
-
-def _changes(conn: sqlite3.Connection, since: int, dimension: int) -> tuple[Rowids, Matrix, Rowids]:
-    """Rowids (ascending) and unit vectors set after generation ``since``, and rowids removed."""
-    # Sorted here, not by ORDER BY rowid: with it SQLite scans the whole table in rowid order
-    # (every vector read, ~9 ms at 23K rows) instead of the generation index, on every write.
-    changed = conn.execute(
-        "SELECT rowid, vector FROM vectors WHERE generation > ?", (since,)
-    ).fetchall()
-    changed.sort(key=_first)
-    removed = conn.execute(
-        "SELECT rowid FROM vector_tombstones WHERE generation > ?", (since,)
-    ).fetchall()
-    rowids = np.fromiter((r[0] for r in changed), dtype=np.int64, count=len(changed))
-    raw = np.frombuffer(b"".join(r[1] for r in changed), dtype=_FLOAT)
-    gone = np.fromiter((r[0] for r in removed), dtype=np.int64, count=len(removed))
-    return rowids, unit_rows(raw.reshape(len(changed), dimension)), gone
-
-
-def _first(row: tuple[int, bytes]) -> int:
-    return row[0]
-
-
 def _catch_up(
     conn: sqlite3.Connection,
     state: State,
@@ -425,7 +389,7 @@ def _catch_up(
     so later views do not carry them as a delta."""
     if snapshot.generation == state.generation:
         return View(state, snapshot, _NONE, np.empty(0, np.int64), _empty(dimension), dimension)
-    rowids, matrix, removed = _changes(conn, snapshot.generation, dimension)
+    rowids, matrix, removed = changes(conn, snapshot.generation, dimension)
     limit = max(REBUILD_AT, len(snapshot) // 8) if fold_at is None else fold_at
     if len(rowids) + len(removed) > limit:
         snapshot = _fold(snapshot, state, rowids, matrix, removed)

@@ -9,8 +9,8 @@ from typing import Any
 
 from engram import Candidates, Chunk, IndexIdentity
 from engram_sqlite import identity as ident
-from engram_sqlite.matrix import State, state_of
 from engram_sqlite.records import CHUNK_COLUMNS, CHUNKS, to_chunk
+from engram_sqlite.vector_changes import State, state_of
 
 
 def chunks_by_rowid(

@@ -9,6 +9,7 @@ always positive.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -38,7 +39,7 @@ from engram_sqlite.connection import Database
 from engram_sqlite.driver import DriverInfo
 from engram_sqlite.filters import compile_filter
 from engram_sqlite.fts import match_expression
-from engram_sqlite.matrix import SideMatrix, unit_rows
+from engram_sqlite.matrix import APPEND_AT, SideMatrix
 from engram_sqlite.migrations import (
     LATEST,
     bump_generation,
@@ -65,6 +66,7 @@ from engram_sqlite.search_rows import (
 )
 from engram_sqlite.search_rows import keyword_candidates as ranked_candidates
 from engram_sqlite.stampcache import StampCache
+from engram_sqlite.vector_changes import unit_rows
 from engram_sqlite.vectors import prepare
 from engram_sqlite.writes import latest_by_id, metadata_for, write_chunks
 
@@ -87,6 +89,7 @@ class SQLiteStore(ClosingStore):
         self._db = Database(self.options, plugin_manager)
         self._matrix = SideMatrix(self.options.vectors_path())
         self._stamps = StampCache(self.options.stamps_path())
+        self._behind = False  # writes this store made that the side file does not hold yet
         try:
             with self._db.read() as conn:
                 current = schema_version(conn)
@@ -114,6 +117,9 @@ class SQLiteStore(ClosingStore):
         return {"path": str(self.options.path), "schema_version": LATEST, **self.driver.as_dict()}
 
     def close(self) -> None:
+        if self._behind and not self._db.closed:
+            with contextlib.suppress(StoreError):  # a cache: the next search catches up
+                self._persist(at_least=1)
         self._stamps.flush()
         self._matrix.forget()
         self._db.close()
@@ -420,12 +426,13 @@ class SQLiteStore(ClosingStore):
             )
         return ranked, [expression, *params, k]
 
-    def _persist(self) -> None:
-        """Append what the last write changed to the side file, so no search has to."""
+    def _persist(self, at_least: int = APPEND_AT) -> None:
+        """Append what the writes changed to the side file once ``at_least`` rows did, so no
+        search has to read many rows from SQLite; ``close`` appends the rest."""
         with self._db.read() as conn:
             identity = ident.load(conn)
             if identity is not None:
-                self._matrix.persist(conn, identity.dimension)
+                self._behind = not self._matrix.persist(conn, identity.dimension, at_least=at_least)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
