@@ -18,6 +18,8 @@ TEXT = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"], exclude_characters="\n"),
     max_size=80,
 )
+ASCII = st.text(alphabet=st.characters(max_codepoint=127, exclude_characters="\n"), max_size=80)
+LINE = st.one_of(TEXT, ASCII, st.sampled_from(["unaffable", "The cat's mat", "x" * 120, "a-b_c"]))
 
 
 def test_count_has_no_special_tokens() -> None:
@@ -123,3 +125,45 @@ def test_lone_surrogates_count_and_keep_offsets() -> None:
     assert [text[a:b] for a, b in tok.encode_with_offsets(text)] == ["caf", "time"]
     assert tok.count(text) == 2
     assert tok.count_many([text]) == [2]
+
+
+def _line_counts_of_the_whole(lines: list[str]) -> list[tuple[int, int]]:
+    """The reference: the tokens of the lines joined by newlines, each given to the line it
+    starts in, and the end of each line's last token (relative to the line)."""
+    body = "\n".join(lines)
+    offsets = default_tokenizer().spans(body).offsets if body else []
+    out, begin = [], 0
+    for line in lines:
+        mine = [(a, b) for a, b in offsets if begin <= a < begin + len(line)]
+        out.append((len(mine), mine[-1][1] - begin if mine else 0))
+        begin += len(line) + 1
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(LINE, max_size=12), st.lists(LINE, max_size=6))
+def test_line_counts_equal_the_tokens_of_the_whole_text(
+    lines: list[str], seen_before: list[str]
+) -> None:
+    """Counting line by line, remembered or not, is what tokenizing the joined lines says:
+    no token crosses a newline, whatever the characters (accents, CJK, controls, symbols)."""
+    tok = Tokenizer()
+    want = _line_counts_of_the_whole(lines)
+    assert tok.line_counts(lines) == want  # nothing remembered yet
+    tok.line_counts(seen_before + lines[::2])
+    assert tok.line_counts(lines) == want  # partly or wholly remembered
+
+
+def test_line_counts_remember_a_bounded_number_of_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    import engram.tokens as tokens
+
+    monkeypatch.setattr(tokens, "WORDS_KEPT", 3)
+    tok = Tokenizer()
+    assert tok.line_counts(["one", "Two words,", "unaffable", "", " \t "]) == [
+        (1, 3),
+        (3, 10),
+        (3, 9),
+        (0, 0),
+        (0, 0),
+    ]
+    assert list(tok._words) == ["words", ",", "unaffable"]  # the newest, oldest dropped

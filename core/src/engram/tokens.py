@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
+from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from tokenizers import Encoding
 from tokenizers import Tokenizer as _HFTokenizer
+from tokenizers.models import WordPiece
+from tokenizers.normalizers import BertNormalizer
+from tokenizers.pre_tokenizers import BertPreTokenizer
 
 from engram.errors import ConfigError
 
@@ -22,6 +28,12 @@ _BUNDLED = "wordpiece-uncased.json"
 # Lone surrogates (files read with errors="surrogateescape") cannot cross into Rust; each becomes
 # U+FFFD, one character for one, so offsets still point into the original text.
 _SURROGATE = re.compile("[\ud800-\udfff]")
+WORDS_KEPT = 65_536  # words whose token counts a tokenizer remembers (a few MB at most)
+# BERT's pre-tokenizer on printable ASCII: a run of anything but whitespace and punctuation, or
+# one punctuation mark (its punctuation is every ASCII one: !-/ :-@ [-` {-~).
+_BERT_WORD = re.compile(r"[^\s!-/:-@\[-`{-~]+|[!-/:-@\[-`{-~]")
+# ASCII its normalizer removes (controls but tab, newline, CR), which would join words.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +80,10 @@ class Tokenizer:
     def __init__(self, path: Path | str | None = None) -> None:
         self._path = str(path) if path is not None else None
         self._loaded: _HFTokenizer | None = None
+        self._bert: bool | None = None  # known once loaded (``_bert_words``)
+        self._lower = False
+        self._words: dict[str, int] = {}  # word -> its token count, the newest WORDS_KEPT
+        self._words_lock = threading.Lock()
 
     @property
     def _hf(self) -> _HFTokenizer:
@@ -101,6 +117,77 @@ class Tokenizer:
         given = encoding.word_ids  # fresh lists from the Rust side: offsets are int pairs
         words = [w if w is not None else -1 - i for i, w in enumerate(given)]
         return TokenSpans(encoding.offsets, words)
+
+    def line_counts(self, lines: Sequence[str]) -> list[tuple[int, int]]:
+        """For each line (text without a newline): its token count and where its last token
+        ends (0 without one), as the tokens of the lines joined by newlines say: a token
+        belongs to the line it starts in.
+
+        With a BERT tokenizer (the bundled one) a line of printable ASCII is split into words
+        as its pre-tokenizer does (whitespace apart, each punctuation mark alone) and each word
+        costs what the tokenizer said of it before; only new words and other lines reach it."""
+        if not self._bert_words:
+            return self._count_lines(list(lines))
+        out: list[tuple[int, int]] = []
+        others: list[int] = []
+        for i, line in enumerate(lines):
+            if line.isascii() and _CONTROL.search(line) is None:
+                out.append(self._plain_line(line))
+            else:
+                out.append((0, 0))
+                others.append(i)
+        if others:
+            counted = self._count_lines([lines[i] for i in others])
+            for i, got in zip(others, counted, strict=True):
+                out[i] = got
+        return out
+
+    @property
+    def _bert_words(self) -> bool:
+        """Whether this tokenizer is BERT's pipeline, whose ASCII words ``_plain_line`` finds."""
+        if self._bert is None:
+            hf = self._hf
+            self._bert = (
+                isinstance(hf.normalizer, BertNormalizer)
+                and isinstance(hf.pre_tokenizer, BertPreTokenizer)
+                and isinstance(hf.model, WordPiece)
+            )
+            self._lower = self._bert and bool(hf.normalizer.lowercase)
+        return self._bert
+
+    def _plain_line(self, line: str) -> tuple[int, int]:
+        """``line_counts`` of one line of printable ASCII (tabs and CR allowed), by words: the
+        last token ends where the last word does, before the trailing whitespace."""
+        words = _BERT_WORD.findall(line.lower() if self._lower else line)
+        if not words:
+            return 0, 0
+        known = self._words
+        try:
+            tokens = sum(map(known.__getitem__, words))
+        except KeyError:  # new words: each asked once (a word is at least one token)
+            tokens = sum(known.get(word) or self._remember(word) for word in words)
+        return tokens, len(line.rstrip())
+
+    def _remember(self, word: str) -> int:
+        pieces = len(self._encode(word).ids)
+        with self._words_lock:
+            self._words[word] = pieces
+            while len(self._words) > WORDS_KEPT:
+                del self._words[next(iter(self._words))]  # the oldest first
+        return pieces
+
+    def _count_lines(self, lines: list[str]) -> list[tuple[int, int]]:
+        """``line_counts`` of ``lines`` from one encoding of them joined by newlines."""
+        joined = "\n".join(lines)
+        offsets = self._encode(joined).offsets if joined else []
+        starts = [a for a, _ in offsets]
+        out: list[tuple[int, int]] = []
+        t = begin = 0
+        for line in lines:
+            end = bisect_left(starts, begin + len(line), t)
+            out.append((end - t, offsets[end - 1][1] - begin if end > t else 0))
+            t, begin = end, begin + len(line) + 1
+        return out
 
     def _encode(self, text: str) -> Encoding:
         try:

@@ -4,7 +4,6 @@ packed up to the token budget, and only what is too long is cut into windows."""
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Literal
 
@@ -120,16 +119,15 @@ class _MarkdownPass:
         self.line_starts = [0]
         for line in self.lines[:-1]:
             self.line_starts.append(self.line_starts[-1] + len(line) + 1)
-        self.spans = chunker.tokenizer.spans(self.body)
-        # Tokens never cross a newline (it is whitespace), so each line owns a token range: the
-        # tokens that start before its end, less those of the lines above (starts ascend).
-        starts = [a for a, _ in self.spans.offsets]
+        # Tokens never cross a newline (it is whitespace), so each line owns a token range,
+        # counted line by line (the tokenizer remembers lines: an edit costs only its new ones).
+        counts = chunker.tokenizer.line_counts(self.lines)
+        self.last_token_ends = [end for _, end in counts]  # within the line
         self.line_tokens: list[tuple[int, int]] = []
         t = 0
-        for start, line in zip(self.line_starts, self.lines, strict=True):
-            end = bisect_left(starts, start + len(line), t)
-            self.line_tokens.append((t, end))
-            t = end
+        for tokens, _ in counts:
+            self.line_tokens.append((t, t + tokens))
+            t += tokens
         self.out: list[ChunkSpan] = []
 
     def count(self, first: int, last: int) -> int:
@@ -196,11 +194,11 @@ class _MarkdownPass:
             k = nxt
 
     def split_line(self, k: int, path: tuple[str, ...]) -> None:
-        lo, hi = self.line_tokens[k]
-        for a, b in token_windows(
-            self.body, self.spans, lo, hi, self.max, self.chunker.overlap, self.chunker.tokenizer
-        ):
-            self.emit(a, b, k, k, path)
+        line, start = self.lines[k], self.line_starts[k]
+        spans = self.chunker.tokenizer.spans(line)
+        tokenizer, overlap = self.chunker.tokenizer, self.chunker.overlap
+        for a, b in token_windows(line, spans, 0, len(spans), self.max, overlap, tokenizer):
+            self.emit(start + a, start + b, k, k, path)
 
     def emit_lines(self, first: int, last: int, path: tuple[str, ...]) -> None:
         while first <= last and self.count(first, first) == 0:
@@ -210,8 +208,8 @@ class _MarkdownPass:
         if first > last:
             return
         start = self.line_starts[first]
-        last_token_end = self.spans.offsets[self.line_tokens[last][1] - 1][1]
-        end = max(self.line_starts[last] + len(self.lines[last].rstrip()), last_token_end)
+        line_start = self.line_starts[last]
+        end = line_start + max(len(self.lines[last].rstrip()), self.last_token_ends[last])
         self.emit(start, end, first, last, path)
 
     def emit(self, a: int, b: int, first: int, last: int, path: tuple[str, ...]) -> None:
