@@ -234,7 +234,8 @@ class ReadsStamps(Protocol):
 @runtime_checkable
 class CandidateSearch(Protocol):
     """Optional for a store: search answered as ``Candidates`` (ids, scores, the store's keys),
-    so the searcher builds chunks only for the hits it returns. Without it, core wraps
+    so the searcher builds chunks only for the hits it returns. A key names one chunk for the
+    whole search: fusion merges the two halves by key. Without it, core wraps
     ``vector_search`` / ``keyword_search`` (``engram.search.candidates``); the results are the
     same either way (``StoreSuite`` checks both agree).
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -18,17 +18,22 @@ from engram.protocols import CandidateSearch, Store
 
 
 class HitPool:
-    """Hits kept by position: each candidate's key is where its chunk sits in the pool."""
+    """Hits kept by position: each candidate's key is where its chunk sits in the pool, one
+    place per chunk id, so a chunk both halves found has one key (as ``CandidateSearch`` asks)."""
 
     def __init__(self) -> None:
         self._chunks: list[Chunk] = []
+        self._place: dict[str, int] = {}
 
     def add(self, hits: Sequence[Hit]) -> Candidates:
-        start = len(self._chunks)
-        self._chunks.extend(h.chunk for h in hits)
-        return Candidates.of(
-            [h.chunk.id for h in hits], [h.score for h in hits], range(start, len(self._chunks))
-        )
+        keys = []
+        for hit in hits:
+            key = self._place.get(hit.chunk.id)
+            if key is None:
+                key = self._place[hit.chunk.id] = len(self._chunks)
+                self._chunks.append(hit.chunk)
+            keys.append(key)
+        return Candidates.of([h.chunk.id for h in hits], [h.score for h in hits], keys)
 
     def key_scores(self, keys: Keys, vector: Sequence[float]) -> Scores:
         unit = unit_vector(vector)
@@ -71,6 +76,19 @@ class CandidatePair(Protocol):
     ) -> tuple[Candidates, Candidates]: ...
 
 
+_PAIRS: dict[type, bool] = {}
+_CANDIDATES: dict[type, bool] = {}
+
+
+def _is(kind: type, store: object, seen: dict[type, bool]) -> bool:
+    """``isinstance(store, kind)`` for a runtime protocol of methods, once per class: the
+    protocol check walks every member (~10 µs), and every search asks."""
+    answer = seen.get(type(store))
+    if answer is None:
+        answer = seen[type(store)] = isinstance(store, kind)
+    return answer
+
+
 def both_halves(
     source: CandidateSearch,
     vector: Sequence[float],
@@ -79,15 +97,15 @@ def both_halves(
     filter: Filter | None,
 ) -> tuple[Candidates, Candidates]:
     """The vector and keyword candidates of a hybrid search: together when the store can."""
-    if isinstance(source, CandidatePair):
-        return source.candidate_pair(vector, query, k, filter)
+    if _is(CandidatePair, source, _PAIRS):
+        return cast(CandidatePair, source).candidate_pair(vector, query, k, filter)
     return source.vector_candidates(vector, k, filter), source.keyword_candidates(query, k, filter)
 
 
 def candidate_search(store: Store) -> CandidateSearch:
     """``store`` itself when it answers with candidates, else an adapter over its hit lists."""
-    if isinstance(store, CandidateSearch):
-        return store
+    if _is(CandidateSearch, store, _CANDIDATES):
+        return cast(CandidateSearch, store)
     return HitCandidates(store)
 
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
@@ -40,8 +39,9 @@ import numpy as np
 from engram.candidates import Candidates, Keys, Scores
 from engram.errors import ConfigError, StoreError
 from engram.filters import parse_iso
-from engram.models import Chunk, FusionBalance, Hit, KeywordScale, Metadata
+from engram.models import FusionBalance, Hit, KeywordScale, Metadata
 from engram.search.candidates import HitPool
+from engram.search.ranked import Fused, Names, ranked_fused
 
 
 def normalize_keyword(score: float) -> float:
@@ -71,72 +71,9 @@ def _weights(vector_weight: float, keyword_weight: float) -> tuple[float, float]
     return vector_weight / total, keyword_weight / total
 
 
-@dataclass(frozen=True)
-class Fused:
-    """A fused ranking as arrays, best first: each chunk's id, the key to build it from, its
-    fused score and the raw side scores (NaN where that side did not score it)."""
-
-    ids: list[str]
-    keys: Keys
-    scores: Scores
-    vector_scores: Scores
-    keyword_scores: Scores
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def head(self, limit: int, min_score: float | None = None, *, or_cosine: bool = False) -> Fused:
-        """The first ``limit`` entries scoring at least ``min_score`` (ranked order kept); with
-        ``or_cosine``, an entry whose cosine reaches it is kept too (``passes_min_score``)."""
-        picked = np.arange(len(self.ids))
-        if min_score is not None:
-            keep = self.scores >= min_score
-            if or_cosine:
-                keep |= np.nan_to_num(self.vector_scores, nan=-np.inf) >= min_score
-            picked = picked[keep]
-        picked = picked[:limit]
-        return Fused(
-            [self.ids[i] for i in picked.tolist()],
-            self.keys[picked],
-            self.scores[picked],
-            self.vector_scores[picked],
-            self.keyword_scores[picked],
-        )
-
-    def hits(self, chunks: Sequence[Chunk]) -> list[Hit]:
-        """Hits from the chunks built for ``keys`` (a chunk gone since is left out)."""
-        by_id = {c.id: c for c in chunks}
-        return [
-            Hit(
-                chunk=by_id[cid],
-                score=float(score),
-                vector_score=_maybe(v),
-                keyword_score=_maybe(k),
-            )
-            for cid, score, v, k in zip(
-                self.ids,
-                self.scores.tolist(),
-                self.vector_scores.tolist(),
-                self.keyword_scores.tolist(),
-                strict=True,
-            )
-            if cid in by_id
-        ]
-
-
-def ranked_fused(
-    ids: list[str], keys: Keys, scores: Scores, vector_scores: Scores, keyword_scores: Scores
-) -> Fused:
-    """Best score first; ties broken by chunk id so every run ranks alike."""
-    values = scores.tolist()
-    order = sorted(range(len(ids)), key=lambda i: (-values[i], ids[i]))
-    return Fused(
-        [ids[i] for i in order],
-        keys[order],
-        scores[order],
-        vector_scores[order],
-        keyword_scores[order],
-    )
+def _merged_names(vector: Candidates, keyword: Candidates, only: list[int]) -> Names:
+    """The ids of ``vector`` then of the keyword candidates at ``only``."""
+    return lambda: vector.ids + [keyword.ids[j] for j in only] if only else vector.ids
 
 
 def single(candidates: Candidates, scores: Scores, *, vector: bool) -> Fused:
@@ -144,7 +81,11 @@ def single(candidates: Candidates, scores: Scores, *, vector: bool) -> Fused:
     raw = candidates.scores
     none = np.full(len(raw), np.nan)
     return ranked_fused(
-        candidates.ids, candidates.keys, scores, raw if vector else none, none if vector else raw
+        lambda: candidates.ids,
+        candidates.keys,
+        scores,
+        raw if vector else none,
+        none if vector else raw,
     )
 
 
@@ -207,8 +148,9 @@ def weighted(
     when no keyword hit stands out (see the module docstring); with ``balance = "standout"`` both
     weights are set per query by ``balance_weights`` instead, and a chunk the keyword side did
     not return gets the weakest keyword part of the list. A chunk the keyword side found and
-    the vector side did not gets its cosine with the query from ``cosines(keys)`` (one call for
-    all of them; NaN where the chunk has no vector), else 0; a side that did not find a chunk
+    the vector side did not gets its cosine with the query from ``keyword.cosines`` when the
+    store gave them, else from ``cosines(keys)`` (one call for all of them; NaN where the chunk
+    has no vector), else 0; a side that did not find a chunk
     otherwise counts 0. The raw cosine and BM25 values are kept as the side scores.
     """
     wv, wk = _weights(vector_weight, keyword_weight)
@@ -226,20 +168,24 @@ def weighted(
     else:
         wk *= standout_floor + (1.0 - standout_floor) * keyword_standout(keyword_scores)
         wv = 1.0 - wk if wv > 0 else 0.0
-    place = {cid: i for i, cid in enumerate(vector.ids)}
-    only = np.asarray([j for j, cid in enumerate(keyword.ids) if cid not in place], dtype=np.intp)
-    ids = vector.ids + [keyword.ids[j] for j in only.tolist()]
+    # Merged by key: a key names one chunk in both halves (engram.candidates).
+    place = {key: i for i, key in enumerate(vector.keys.tolist())}
+    keyword_keys = keyword.keys.tolist()
+    only = [j for j, key in enumerate(keyword_keys) if key not in place]
     keys = np.concatenate([vector.keys, keyword.keys[only]])
     v_raw = np.concatenate([vector.scores, np.full(len(only), np.nan)])
-    if len(only) and cosines is not None:
+    if len(only) and keyword.cosines is not None:
+        v_raw[len(vector) :] = keyword.cosines[only]
+    elif len(only) and cosines is not None:
         v_raw[len(vector) :] = cosines(keyword.keys[only])
-    place.update((cid, i) for i, cid in enumerate(ids))
-    k_raw = np.full(len(ids), np.nan)
-    k_raw[np.asarray([place[cid] for cid in keyword.ids], dtype=np.intp)] = keyword.scores
+    place.update((key, i) for i, key in enumerate(keys.tolist()))
+    k_raw = np.full(len(keys), np.nan)
+    k_raw[[place[key] for key in keyword_keys]] = keyword.scores
     v_part = np.where(np.isnan(v_raw), 0.0, np.clip(v_raw, 0.0, 1.0))
-    k_part = np.where(np.isnan(k_raw), unmatched, keyword_part(np.nan_to_num(k_raw)))
+    k_missing = np.isnan(k_raw)
+    k_part = np.where(k_missing, unmatched, keyword_part(np.where(k_missing, 0.0, k_raw)))
     score = np.clip(wv * v_part + wk * k_part, 0.0, 1.0)
-    return ranked_fused(ids, keys, score, v_raw, k_raw)
+    return ranked_fused(_merged_names(vector, keyword, only), keys, score, v_raw, k_raw)
 
 
 # Tuned on SciFact (nDCG@10 0.737 / 0.739 / 0.7405 for 1 / 2 / 2 with the keyword floor, base
@@ -317,8 +263,9 @@ def keyword_standout(scores: Sequence[float]) -> float:
 
 def _keyword_scaler(scores: Sequence[float], scale: KeywordScale) -> Callable[[Scores], Scores]:
     """The map from BM25 relevances to [0, 1] for one query's keyword hits."""
-    for score in scores:
-        normalize_keyword(score)  # refuses raw (negative) ranks and non-finite scores
+    if not all(math.isfinite(score) and score >= 0 for score in scores):
+        for score in scores:
+            normalize_keyword(score)  # refuses raw (negative) ranks and non-finite scores
     if scale == "saturating":
         return lambda s: s / (1.0 + s)
     if scale != "relative":
@@ -344,24 +291,26 @@ def rrf(vector: Candidates, keyword: Candidates, k: int = 60) -> Fused:
     """
     if k < 0:
         raise ConfigError(f"search.rrf_k must be >= 0, got {k}; the usual value is 60")
-    v_rank = {cid: rank for rank, cid in enumerate(vector.ids, start=1)}
-    k_rank = {cid: rank for rank, cid in enumerate(keyword.ids, start=1)}
-    only = np.asarray([j for j, cid in enumerate(keyword.ids) if cid not in v_rank], dtype=np.intp)
-    ids = vector.ids + [keyword.ids[j] for j in only.tolist()]
+    # Merged by key: a key names one chunk in both halves (engram.candidates).
+    v_rank = {key: rank for rank, key in enumerate(vector.keys.tolist(), start=1)}
+    keyword_keys = keyword.keys.tolist()
+    k_rank = {key: rank for rank, key in enumerate(keyword_keys, start=1)}
+    only = [j for j, key in enumerate(keyword_keys) if key not in v_rank]
     keys = np.concatenate([vector.keys, keyword.keys[only]])
-    place = {cid: i for i, cid in enumerate(ids)}
+    merged = keys.tolist()
+    place = {key: i for i, key in enumerate(merged)}
     scores = np.asarray(
         [
-            (1.0 / (k + v_rank[cid]) if cid in v_rank else 0.0)
-            + (1.0 / (k + k_rank[cid]) if cid in k_rank else 0.0)
-            for cid in ids
+            (1.0 / (k + v_rank[key]) if key in v_rank else 0.0)
+            + (1.0 / (k + k_rank[key]) if key in k_rank else 0.0)
+            for key in merged
         ],
         dtype=np.float64,
     )
     v_raw = np.concatenate([vector.scores, np.full(len(only), np.nan)])
-    k_raw = np.full(len(ids), np.nan)
-    k_raw[np.asarray([place[cid] for cid in keyword.ids], dtype=np.intp)] = keyword.scores
-    return ranked_fused(ids, keys, scores, v_raw, k_raw)
+    k_raw = np.full(len(merged), np.nan)
+    k_raw[[place[key] for key in keyword_keys]] = keyword.scores
+    return ranked_fused(_merged_names(vector, keyword, only), keys, scores, v_raw, k_raw)
 
 
 def best_per_document(hits: Sequence[Hit]) -> list[Hit]:
@@ -399,7 +348,3 @@ def _hit_time(meta: Metadata) -> datetime | None:
         if isinstance(value, str) and (stamp := parse_iso(value)) is not None:
             return stamp
     return None
-
-
-def _maybe(value: float) -> float | None:
-    return None if math.isnan(value) else value

@@ -18,7 +18,8 @@ from engram.filters import Filter
 from engram.models import Hit, SearchMode, SearchResult
 from engram.protocols import CandidateSearch, Embedder, Store
 from engram.search.candidates import both_halves, candidate_search
-from engram.search.fusion import Fused, normalize_keyword, rrf, single, weighted
+from engram.search.fusion import normalize_keyword, rrf, single, weighted
+from engram.search.ranked import Fused
 from engram.words import tokenize
 
 SearcherOptions = SearchConfig
