@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from engram.api_embedder import ApiEmbedder
-    from engram.candidates import Candidates, Keys, Scores
+    from engram.candidates import Candidates, Keys, NameKeys, Scores
     from engram.closing import ClosingStore
     from engram.collections import Collection, CollectionDocument, CollectionHit
     from engram.config import (
@@ -247,6 +247,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "CollectionHit": ("engram.collections", "CollectionHit"),
     "Candidates": ("engram.candidates", "Candidates"),
     "Keys": ("engram.candidates", "Keys"),
+    "NameKeys": ("engram.candidates", "NameKeys"),
     "Scores": ("engram.candidates", "Scores"),
     "BaseEmbedder": ("engram.embedders", "BaseEmbedder"),
     "ApiEmbedder": ("engram.api_embedder", "ApiEmbedder"),
@@ -354,6 +355,7 @@ __all__ = [
     "Metadata",
     "Meter",
     "MissingKeyError",
+    "NameKeys",
     "Ne",
     "NoOptions",
     "Not",

@@ -74,10 +74,10 @@ def check_finite(values: Sequence[float], what: str) -> npt.NDArray[np.float64]:
         raise InvalidVector(f"{what} is not a flat list of numbers; pass one list of floats")
     if arr.size == 0:
         raise InvalidVector(f"{what} is empty; pass the embedder's vector, or None for no vector")
-    bad = np.flatnonzero(~np.isfinite(arr))
-    if bad.size:
+    if not np.isfinite(arr).all():  # every search passes here: the position only on failure
+        first = int(np.flatnonzero(~np.isfinite(arr))[0])
         raise InvalidVector(
-            f"{what} holds NaN or infinite values (first at position {int(bad[0])}); "
+            f"{what} holds NaN or infinite values (first at position {first}); "
             "check the embedder's output before storing it"
         )
     return arr

@@ -449,7 +449,5 @@ def _best(rowids: Rowids, scores: Matrix, k: int) -> list[tuple[int, float]]:
     if not shown.all():
         rowids, scores = rowids[shown], scores[shown]
     order = np.lexsort((rowids, -scores))[:k]
-    return [
-        (int(rowid), min(1.0, max(-1.0, float(score))))
-        for rowid, score in zip(rowids[order], scores[order], strict=True)
-    ]
+    cosines = np.clip(scores[order].astype(np.float64), -1.0, 1.0)
+    return list(zip(rowids[order].tolist(), cosines.tolist(), strict=True))

@@ -20,6 +20,8 @@ from engram_sqlite.vectors import decode
 
 CHUNK_COLUMNS = "c.rowid, c.id, c.document_id, c.document_hash, c.text, c.metadata, v.vector"
 CHUNKS = "chunks c LEFT JOIN vectors v ON v.rowid = c.rowid"
+# The same columns without the vector (from ``chunks c`` alone): a search's hits leave it out.
+TEXT_COLUMNS = CHUNK_COLUMNS.replace("v.vector", "NULL")
 
 
 def to_chunk(row: Sequence[Any]) -> Chunk:
@@ -30,7 +32,7 @@ def to_chunk(row: Sequence[Any]) -> Chunk:
         document_id=document_id,
         document_hash=document_hash,
         text=text,
-        metadata=json.loads(metadata),
+        metadata={} if metadata == "{}" else json.loads(metadata),  # most chunks: none
         vector=None if vector is None else decode(vector),
     )
 

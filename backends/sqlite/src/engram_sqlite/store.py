@@ -39,7 +39,7 @@ from engram_sqlite.connection import Database
 from engram_sqlite.driver import DriverInfo
 from engram_sqlite.filters import compile_filter
 from engram_sqlite.fts import match_expression
-from engram_sqlite.matrix import APPEND_AT, SideMatrix
+from engram_sqlite.matrix import APPEND_AT, SideMatrix, View
 from engram_sqlite.migrations import (
     LATEST,
     bump_generation,
@@ -48,6 +48,7 @@ from engram_sqlite.migrations import (
     schema_version,
 )
 from engram_sqlite.options import SQLiteOptions
+from engram_sqlite.ranking import both_in_one_read, candidates_of, ranked_rows, vector_top
 from engram_sqlite.records import (
     CHUNK_COLUMNS,
     CHUNKS,
@@ -64,10 +65,9 @@ from engram_sqlite.search_rows import (
     ids_by_rowid,
     search_meta,
 )
-from engram_sqlite.search_rows import keyword_candidates as ranked_candidates
+from engram_sqlite.sidefile import Matrix
 from engram_sqlite.stampcache import StampCache
-from engram_sqlite.vector_changes import unit_rows
-from engram_sqlite.vectors import prepare
+from engram_sqlite.vectors import unit_query
 from engram_sqlite.writes import latest_by_id, metadata_for, write_chunks
 
 
@@ -276,15 +276,17 @@ class SQLiteStore(ClosingStore):
     def vector_search(
         self, vector: Sequence[float], k: int, filter: Filter | None = None
     ) -> list[Hit]:
-        """Exact cosine top-k. Zero vectors (stored or query) have similarity 0 with everything."""
+        """Exact cosine top-k. Zero vectors (stored or query) have similarity 0 with everything.
+        The hits' chunks come without their vectors (``get`` has them): decoding 384 floats a
+        hit cost more than the scan of a 10K-chunk store."""
         _check_k(k)
-        check_finite(vector, "the query vector")
+        given = check_finite(vector, "the query vector")
         where, params = compile_filter(filter)
         if k == 0:
             return []
         with self._db.read() as conn:
-            scored = self._vector_top(conn, vector, k, where, params)
-            chunks = chunks_by_rowid(conn, [rowid for rowid, _ in scored], vectors=True)
+            scored = vector_top(conn, self._matrix, given, k, where, params)[0]
+            chunks = chunks_by_rowid(conn, [rowid for rowid, _ in scored], vectors=False)
         return [
             Hit(chunk=chunks[rowid], score=score, vector_score=score)
             for rowid, score in scored
@@ -292,12 +294,14 @@ class SQLiteStore(ClosingStore):
         ]
 
     def keyword_search(self, query: str, k: int, filter: Filter | None = None) -> list[Hit]:
-        """FTS5 + bm25 over the chunk text; every word of ``query`` is a quoted FTS5 phrase."""
+        """FTS5 + bm25 over the chunk text; every word of ``query`` is a quoted FTS5 phrase. The
+        hits' chunks carry their vectors: fusing hit lists (``engram.search.fuse_weighted``)
+        gives a keyword-only hit its cosine from them."""
         _check_k(k)
         ranked = self._keyword_ranked(query, k, filter)
         if ranked is None:
             return []
-        with self._db.read() as conn:
+        with self._db.statement() as conn:
             rows = conn.execute(
                 f"SELECT {CHUNK_COLUMNS}, top.score FROM ({ranked[0]}) AS top "
                 "JOIN chunks c ON c.rowid = top.rowid LEFT JOIN vectors v ON v.rowid = c.rowid "
@@ -314,65 +318,63 @@ class SQLiteStore(ClosingStore):
     def vector_candidates(
         self, vector: Sequence[float], k: int, filter: Filter | None = None
     ) -> Candidates:
-        """``vector_search`` as ids, cosines and rowids: no chunk is built."""
-        _check_k(k)
-        check_finite(vector, "the query vector")
-        where, params = compile_filter(filter)
-        if k == 0:
-            return Candidates.empty()
-        with self._db.read() as conn:
-            scored = self._vector_top(conn, vector, k, where, params)
-            ids = ids_by_rowid(conn, [rowid for rowid, _ in scored])
-        kept = [(rowid, score) for rowid, score in scored if rowid in ids]
-        return Candidates.of(
-            [ids[rowid] for rowid, _ in kept], [s for _, s in kept], [r for r, _ in kept]
-        )
+        """``vector_search`` as rowids and cosines: no chunk is built, and the ids are read only
+        if fusion asks (``Candidates.by_key``)."""
+        return self._vector_side(vector, k, filter)[0]
 
     def keyword_candidates(self, query: str, k: int, filter: Filter | None = None) -> Candidates:
-        """``keyword_search`` as ids, BM25 relevances and rowids: no chunk is built."""
+        """``keyword_search`` as rowids and BM25 relevances, built as ``vector_candidates``."""
         _check_k(k)
         ranked = self._keyword_ranked(query, k, filter)
         if ranked is None:
             return Candidates.empty()
         with self._db.statement() as conn:
-            return ranked_candidates(conn, ranked)
+            return candidates_of(ranked_rows(conn, ranked), self._names)
 
     def candidate_pair(
         self, vector: Sequence[float], query: str, k: int, filter: Filter | None = None
     ) -> tuple[Candidates, Candidates]:
         """``vector_candidates`` and ``keyword_candidates`` at once (``engram.search.candidates.
-        CandidatePair``): the FTS5 query runs on the second connection's thread while numpy
-        scans here; both release the GIL. The same answers as the two calls one after the other,
-        which is how a small index (under ``parallel_hybrid_from`` vectors) or an in-memory one
-        runs them.
+        CandidatePair``), the same answers as the two calls. From ``parallel_hybrid_from``
+        vectors the FTS5 query runs on the second connection's thread while numpy scans here
+        (both release the GIL); below it, or in memory, both run in one read transaction
+        (``ranking.both_in_one_read``). The keyword candidates carry their cosines
+        (``Candidates.cosines``) from the matrix the vector half scanned: fusion needs them, and
+        ``key_scores`` would cost another transaction.
         """
         _check_k(k)
         ranked = self._keyword_ranked(query, k, filter)
         if ranked is None:  # no words to match
             return self.vector_candidates(vector, k, filter), Candidates.empty()
         together = self._matrix.rows() >= self.options.parallel_hybrid_from
-        future = self._db.read_aside(lambda c: ranked_candidates(c, ranked)) if together else None
-        if future is None:  # small, or no second connection (in memory): one after the other
-            return self.vector_candidates(vector, k, filter), self.keyword_candidates(
-                query, k, filter
-            )
+        future = self._db.read_aside(lambda c: ranked_rows(c, ranked)) if together else None
+        if future is None:
+            given = check_finite(vector, "the query vector")
+            where, params = compile_filter(filter)
+            with self._db.read() as conn:
+                return both_in_one_read(
+                    conn, self._matrix, given, ranked, k, where, params, self._names
+                )
         try:
-            vector_side = self.vector_candidates(vector, k, filter)
+            vector_side, view, unit = self._vector_side(vector, k, filter)
         except BaseException:
             wait([future])  # never leave the keyword half running past the call
             raise
-        return vector_side, future.result()
+        keyword_side = candidates_of(future.result(), self._names)
+        if view is None or unit is None or not len(keyword_side):
+            return vector_side, keyword_side
+        return vector_side, keyword_side.with_cosines(view.scores_for(keyword_side.keys, unit))
 
     def key_scores(self, keys: Keys, vector: Sequence[float]) -> Scores:
         """Cosine of each rowid's vector with ``vector``: one gather and one product on the side
         matrix; NaN for a row without a vector."""
-        check_finite(vector, "the query vector")
+        given = check_finite(vector, "the query vector")
         rowids = np.asarray(keys, dtype=np.int64)
         with self._db.read() as conn:
             identity, state = search_meta(conn)
             if identity is None or not len(rowids):
                 return np.full(len(rowids), np.nan)
-            query = unit_rows(prepare(vector, identity, "the query vector")[None, :])[0]
+            query = unit_query(given, identity)
             view = self._matrix.view(conn, identity.dimension, state)
             return view.scores_for(rowids, query)
 
@@ -385,23 +387,26 @@ class SQLiteStore(ClosingStore):
             found = chunks_by_rowid(conn, rowids, vectors=vectors)
         return [found[r] for r in rowids if r in found]
 
-    def _vector_top(
-        self, conn: sqlite3.Connection, vector: Sequence[float], k: int, where: str, params: Any
-    ) -> list[tuple[int, float]]:
-        identity, state = search_meta(conn)
-        if identity is None:
-            return []
-        query = unit_rows(prepare(vector, identity, "the query vector")[None, :])[0]
-        view = self._matrix.view(conn, identity.dimension, state)
-        allowed = None
-        if where != "1":
-            rows = conn.execute(
-                f"SELECT c.rowid FROM chunks c WHERE c.vector_state != 0 AND {where} "
-                "ORDER BY c.rowid",
-                params,
-            ).fetchall()
-            allowed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        return view.top_k(query, k, allowed)
+    def _vector_side(
+        self, vector: Sequence[float], k: int, filter: Filter | None
+    ) -> tuple[Candidates, View | None, Matrix | None]:
+        """The vector candidates, with the view scanned and the unit query (None: no identity,
+        so nothing to scan), for a caller that gathers more cosines from them."""
+        _check_k(k)
+        given = check_finite(vector, "the query vector")
+        where, params = compile_filter(filter)
+        if k == 0:
+            return Candidates.empty(), None, None
+        with self._db.read() as conn:
+            scored, view, unit = vector_top(conn, self._matrix, given, k, where, params)
+        return candidates_of(scored, self._names), view, unit
+
+    def _names(self, keys: Keys) -> list[str]:
+        """The chunk ids of rowids ("" for one gone since), for candidates read without."""
+        rowids = [int(k) for k in keys.tolist()]
+        with self._db.statement() as conn:
+            found = ids_by_rowid(conn, rowids)
+        return [found.get(rowid, "") for rowid in rowids]
 
     def _keyword_ranked(
         self, query: str, k: int, filter: Filter | None

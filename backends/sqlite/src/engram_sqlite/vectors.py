@@ -12,12 +12,13 @@ vector by vector, to name the chunk at fault.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from engram import IndexIdentity, InvalidVector, check_vector
+from engram import IndexIdentity, InvalidVector, check_dimension, check_vector
 
 STORED = np.dtype("<f4")
 
@@ -32,6 +33,24 @@ def prepare(values: Sequence[float], identity: IndexIdentity, what: str) -> npt.
             f"{what} has values beyond the float32 range (±3.4e38); scale or normalise it"
         )
     return f32
+
+
+def unit_query(given: npt.NDArray[np.float64], identity: IndexIdentity) -> npt.NDArray[np.float32]:
+    """A query vector already through ``engram.check_finite``, checked as ``prepare`` checks
+    (its length, the float32 range) and scaled to length 1 in float32 (a zero vector stays
+    zero). One vector, so scalars where ``unit_rows`` works on a matrix: every search pays it."""
+    check_dimension(given.size, identity, "the query vector")
+    with np.errstate(over="ignore"):
+        query = given.astype(STORED)
+    peak = float(np.abs(query).max())
+    if not math.isfinite(peak):
+        raise InvalidVector(
+            "the query vector has values beyond the float32 range (±3.4e38); scale or normalise it"
+        )
+    if peak > 0:  # divided by the peak first: squaring values near the float32 limit overflows
+        query /= np.float32(peak)
+        query /= np.float32(math.sqrt(float(query @ query)))
+    return query
 
 
 def prepare_many(

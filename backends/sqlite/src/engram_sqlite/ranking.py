@@ -1,0 +1,76 @@
+"""What a search ranks inside one read transaction: the k best rows of the side matrix for a
+query vector, the rows of a keyword ranking, and both halves of a hybrid search, as candidates
+named by rowid (their chunk ids read only if fusion asks)."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from engram import Candidates, NameKeys
+from engram_sqlite.matrix import SideMatrix, View
+from engram_sqlite.search_rows import search_meta
+from engram_sqlite.sidefile import Matrix
+from engram_sqlite.vectors import unit_query
+
+Scored = list[tuple[int, float]]  # (rowid, score), best first
+
+
+def vector_top(
+    conn: sqlite3.Connection,
+    matrix: SideMatrix,
+    given: npt.NDArray[np.float64],
+    k: int,
+    where: str,
+    params: Any,
+) -> tuple[Scored, View | None, Matrix | None]:
+    """(rowid, cosine) of the k best rows of the transaction ``conn`` is in (only rows matching
+    the compiled filter ``where``), with the view and the unit query that ranked them (None,
+    None when the store has no identity yet, so no vectors)."""
+    identity, state = search_meta(conn)
+    if identity is None:
+        return [], None, None
+    query = unit_query(given, identity)
+    view = matrix.view(conn, identity.dimension, state)
+    allowed = None
+    if where != "1":
+        rows = conn.execute(
+            f"SELECT c.rowid FROM chunks c WHERE c.vector_state != 0 AND {where} ORDER BY c.rowid",
+            params,
+        ).fetchall()
+        allowed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    return view.top_k(query, k, allowed), view, query
+
+
+def both_in_one_read(
+    conn: sqlite3.Connection,
+    matrix: SideMatrix,
+    given: npt.NDArray[np.float64],
+    ranked: tuple[str, list[Any]],
+    k: int,
+    where: str,
+    params: Any,
+    name: NameKeys,
+) -> tuple[Candidates, Candidates]:
+    """The vector and keyword candidates of a hybrid search, one after the other in the read
+    transaction ``conn`` is in, by rowid (``name`` reads their ids if fusion asks). The keyword
+    candidates carry their cosines (``Candidates.cosines``) from the matrix just scanned."""
+    scored, view, unit = vector_top(conn, matrix, given, k, where, params)
+    vector_side = candidates_of(scored, name)
+    keyword_side = candidates_of(ranked_rows(conn, ranked), name)
+    if view is None or unit is None or not len(keyword_side):
+        return vector_side, keyword_side
+    return vector_side, keyword_side.with_cosines(view.scores_for(keyword_side.keys, unit))
+
+
+def ranked_rows(conn: sqlite3.Connection, ranked: tuple[str, list[Any]]) -> Scored:
+    """The (rowid, BM25 relevance) rows of a keyword ranking (``SQLiteStore._keyword_ranked``)."""
+    return [(int(r[0]), float(r[1])) for r in conn.execute(ranked[0], ranked[1]).fetchall()]
+
+
+def candidates_of(scored: Scored, name: NameKeys) -> Candidates:
+    """Ranked (rowid, score) pairs as candidates whose ids ``name`` reads when asked for."""
+    return Candidates.by_key([r for r, _ in scored], [s for _, s in scored], name)
