@@ -101,13 +101,21 @@ def test_loading_needs_no_network() -> None:
 @settings(deadline=None)
 @given(TEXT)
 def test_spans_are_ordered_and_inside_the_text(text: str) -> None:
+    """Each token spans characters of the text, in order, without overlapping another; the
+    pieces of one character the tokenizer splits (a Hangul syllable into its jamo: '긔' is
+    two tokens) share that character's span."""
     tok = default_tokenizer()
     spans = tok.encode_with_offsets(text)
     assert len(spans) == tok.count(text)
-    previous_end = 0
+    previous = (0, 0)
     for a, b in spans:
-        assert previous_end <= a < b <= len(text)
-        previous_end = b
+        assert a < b <= len(text)
+        assert (a, b) == previous or previous[1] <= a
+        previous = (a, b)
+
+
+def test_the_pieces_of_one_split_character_share_its_span() -> None:
+    assert default_tokenizer().encode_with_offsets("a 긔 b") == [(0, 1), (2, 3), (2, 3), (4, 5)]
 
 
 @settings(deadline=None)
