@@ -20,6 +20,7 @@ from engram.filters import Eq, Filter
 from engram.models import Chunk, Hit, IndexIdentity, InputType, SearchMode
 from engram.protocols import CandidateSearch, StoreCapability
 from engram.search import HybridSearcher
+from engram.search.fusion import weighted
 from engram_sqlite import SQLiteStore
 
 DIM = 16
@@ -197,3 +198,30 @@ def test_the_keyword_half_has_its_own_thread_and_connection_until_close(
     assert len(readers()) == before
     with pytest.raises(StoreError, match="closed"):
         store.candidate_pair([1.0] * DIM, "river stone", 5)
+
+
+@pytest.mark.parametrize("together", [False, True], ids=["one-read", "two-threads"])
+def test_the_pair_names_rows_by_key_and_brings_the_keyword_cosines(
+    make_store: MakeStore, together: bool
+) -> None:
+    """Both halves come as rowids with ids read only when asked; the keyword candidates'
+    cosines are what ``key_scores`` gives; a chunk deleted between ranking and building is
+    left out of the hits, and the rest keep their places."""
+    store = make_store(parallel_hybrid_from=0 if together else 10**9)
+    store.set_identity(IDENTITY)
+    fill(store, 300, seed=5)
+    vector = np.random.default_rng(6).normal(size=DIM).tolist()
+    vector_side, keyword_side = store.candidate_pair(vector, "maple ember river", 40)
+    assert len(vector_side) == 40 and len(keyword_side) == 40
+    assert keyword_side.cosines is not None
+    np.testing.assert_allclose(
+        keyword_side.cosines, store.key_scores(keyword_side.keys, vector), atol=1e-6
+    )
+    alone = store.vector_candidates(vector, 40)
+    assert vector_side.keys.tolist() == alone.keys.tolist()
+    assert vector_side.ids == alone.ids == [c.id for c in store.chunks_for(alone.keys)]
+    head = weighted(vector_side, keyword_side, standout_floor=0.35).head(10)
+    ranked = [c.id for c in store.chunks_for(head.keys)]
+    store.delete([ranked[2]])
+    hits = head.hits(store.chunks_for(head.keys))
+    assert [h.chunk.id for h in hits] == ranked[:2] + ranked[3:]

@@ -128,8 +128,13 @@ class View:
 
     def scores_for(self, rowids: Rowids, query: Matrix) -> npt.NDArray[np.float64]:
         """Cosine of each row with ``query`` (one gather and one product), NaN without a vector."""
-        out = np.full(len(rowids), np.nan)
         found, positions = self.snapshot.locate(rowids)
+        if len(positions) == len(rowids) and not len(self.stale) and not len(self.delta_rowids):
+            cosines: npt.NDArray[np.float64] = np.clip(
+                self.snapshot.matrix[positions] @ query, -1.0, 1.0
+            ).astype(np.float64)
+            return cosines
+        out = np.full(len(rowids), np.nan)
         where = np.flatnonzero(found)
         if len(self.stale) and len(positions):
             fresh = ~np.isin(positions, self.stale)

@@ -71,6 +71,22 @@ def _weights(vector_weight: float, keyword_weight: float) -> tuple[float, float]
     return vector_weight / total, keyword_weight / total
 
 
+def _merged(vector: Candidates, keyword: Candidates) -> tuple[list[int], list[int]]:
+    """Merged by key (a key names one chunk in both halves, ``engram.candidates``): the keyword
+    candidates the vector side lacks, and each keyword candidate's place in the merged list
+    (the vector candidates, then those)."""
+    place = {key: i for i, key in enumerate(vector.keys.tolist())}
+    only: list[int] = []
+    k_place: list[int] = []
+    for j, key in enumerate(keyword.keys.tolist()):
+        i = place.get(key)
+        if i is None:
+            i = len(place) + len(only)
+            only.append(j)
+        k_place.append(i)
+    return only, k_place
+
+
 def _merged_names(vector: Candidates, keyword: Candidates, only: list[int]) -> Names:
     """The ids of ``vector`` then of the keyword candidates at ``only``."""
     return lambda: vector.ids + [keyword.ids[j] for j in only] if only else vector.ids
@@ -168,19 +184,15 @@ def weighted(
     else:
         wk *= standout_floor + (1.0 - standout_floor) * keyword_standout(keyword_scores)
         wv = 1.0 - wk if wv > 0 else 0.0
-    # Merged by key: a key names one chunk in both halves (engram.candidates).
-    place = {key: i for i, key in enumerate(vector.keys.tolist())}
-    keyword_keys = keyword.keys.tolist()
-    only = [j for j, key in enumerate(keyword_keys) if key not in place]
+    only, k_place = _merged(vector, keyword)
     keys = np.concatenate([vector.keys, keyword.keys[only]])
     v_raw = np.concatenate([vector.scores, np.full(len(only), np.nan)])
     if len(only) and keyword.cosines is not None:
         v_raw[len(vector) :] = keyword.cosines[only]
     elif len(only) and cosines is not None:
         v_raw[len(vector) :] = cosines(keyword.keys[only])
-    place.update((key, i) for i, key in enumerate(keys.tolist()))
     k_raw = np.full(len(keys), np.nan)
-    k_raw[[place[key] for key in keyword_keys]] = keyword.scores
+    k_raw[k_place] = keyword.scores
     v_part = np.where(np.isnan(v_raw), 0.0, np.clip(v_raw, 0.0, 1.0))
     k_missing = np.isnan(k_raw)
     k_part = np.where(k_missing, unmatched, keyword_part(np.where(k_missing, 0.0, k_raw)))
@@ -263,7 +275,8 @@ def keyword_standout(scores: Sequence[float]) -> float:
 
 def _keyword_scaler(scores: Sequence[float], scale: KeywordScale) -> Callable[[Scores], Scores]:
     """The map from BM25 relevances to [0, 1] for one query's keyword hits."""
-    if not all(math.isfinite(score) and score >= 0 for score in scores):
+    values = np.asarray(scores, dtype=np.float64)
+    if not (np.isfinite(values).all() and (values >= 0).all()):
         for score in scores:
             normalize_keyword(score)  # refuses raw (negative) ranks and non-finite scores
     if scale == "saturating":
@@ -291,25 +304,14 @@ def rrf(vector: Candidates, keyword: Candidates, k: int = 60) -> Fused:
     """
     if k < 0:
         raise ConfigError(f"search.rrf_k must be >= 0, got {k}; the usual value is 60")
-    # Merged by key: a key names one chunk in both halves (engram.candidates).
-    v_rank = {key: rank for rank, key in enumerate(vector.keys.tolist(), start=1)}
-    keyword_keys = keyword.keys.tolist()
-    k_rank = {key: rank for rank, key in enumerate(keyword_keys, start=1)}
-    only = [j for j, key in enumerate(keyword_keys) if key not in v_rank]
+    only, k_place = _merged(vector, keyword)
     keys = np.concatenate([vector.keys, keyword.keys[only]])
-    merged = keys.tolist()
-    place = {key: i for i, key in enumerate(merged)}
-    scores = np.asarray(
-        [
-            (1.0 / (k + v_rank[key]) if key in v_rank else 0.0)
-            + (1.0 / (k + k_rank[key]) if key in k_rank else 0.0)
-            for key in merged
-        ],
-        dtype=np.float64,
-    )
+    scores = np.zeros(len(keys))
+    scores[: len(vector)] = 1.0 / (k + np.arange(1, len(vector) + 1))
+    scores[k_place] += 1.0 / (k + np.arange(1, len(keyword) + 1))
     v_raw = np.concatenate([vector.scores, np.full(len(only), np.nan)])
-    k_raw = np.full(len(merged), np.nan)
-    k_raw[[place[key] for key in keyword_keys]] = keyword.scores
+    k_raw = np.full(len(keys), np.nan)
+    k_raw[k_place] = keyword.scores
     return ranked_fused(_merged_names(vector, keyword, only), keys, scores, v_raw, k_raw)
 
 

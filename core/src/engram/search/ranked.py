@@ -58,10 +58,13 @@ class Fused:
         ``or_cosine``, an entry whose cosine reaches it is kept too (``passes_min_score``)."""
         fused, picked = self, self._kept(min_score, or_cosine)
         if self._tied and len(picked):
-            # Reordering within a run of equal scores keeps the run where it is, so the entries
-            # kept before the last one taken stay as many: one pass settles the head.
-            fused = self.resolved(through=int(picked[min(limit, len(picked)) - 1]))
-            picked = fused._kept(min_score, or_cosine)
+            last = int(picked[min(limit, len(picked)) - 1])
+            scores = self.scores[: last + 2]
+            if bool((scores[1:] == scores[:-1]).any()):  # a tie starts at or before ``last``
+                # Reordering within a run of equal scores keeps the run where it is, so the
+                # entries kept before the last one taken stay as many: one pass settles it.
+                fused = self.resolved(through=last)
+                picked = fused._kept(min_score, or_cosine)
         picked = picked[:limit]
         return Fused(
             _picked(fused, picked.tolist()),
