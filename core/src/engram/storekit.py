@@ -9,6 +9,7 @@ what a word is, match the built-in stores'. The conformance suite
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -62,7 +63,7 @@ def check_dimension(size: int, identity: IndexIdentity, what: str) -> None:
         )
 
 
-def check_finite(values: Sequence[float], what: str) -> npt.NDArray[np.float64]:
+def check_finite(values: Sequence[float] | npt.NDArray[Any], what: str) -> npt.NDArray[np.float64]:
     """``values`` as a float64 array; ``InvalidVector`` if empty, not flat, NaN or infinite."""
     try:
         arr = np.asarray(values, dtype=np.float64)
@@ -84,7 +85,7 @@ def check_finite(values: Sequence[float], what: str) -> npt.NDArray[np.float64]:
 
 
 def check_vector(
-    values: Sequence[float], identity: IndexIdentity, what: str
+    values: Sequence[float] | npt.NDArray[Any], identity: IndexIdentity, what: str
 ) -> npt.NDArray[np.float64]:
     """``values`` as float64 after the finite and the dimension checks, in that order."""
     arr = check_finite(values, what)

@@ -18,12 +18,14 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from engram import IndexIdentity, InvalidVector, check_dimension, check_vector
+from engram import IndexIdentity, InvalidVector, check_vector
 
 STORED = np.dtype("<f4")
 
 
-def prepare(values: Sequence[float], identity: IndexIdentity, what: str) -> npt.NDArray[np.float32]:
+def prepare(
+    values: Sequence[float] | npt.NDArray[np.float64], identity: IndexIdentity, what: str
+) -> npt.NDArray[np.float32]:
     """Check ``values`` (finite, float32-representable, right length); return them as float32."""
     arr = check_vector(values, identity, what)
     with np.errstate(over="ignore"):
@@ -36,17 +38,11 @@ def prepare(values: Sequence[float], identity: IndexIdentity, what: str) -> npt.
 
 
 def unit_query(given: npt.NDArray[np.float64], identity: IndexIdentity) -> npt.NDArray[np.float32]:
-    """A query vector already through ``engram.check_finite``, checked as ``prepare`` checks
-    (its length, the float32 range) and scaled to length 1 in float32 (a zero vector stays
-    zero). One vector, so scalars where ``unit_rows`` works on a matrix: every search pays it."""
-    check_dimension(given.size, identity, "the query vector")
-    with np.errstate(over="ignore"):
-        query = given.astype(STORED)
+    """The query vector checked as ``prepare`` checks it and scaled to length 1 in float32 (a
+    zero vector stays zero). One vector, so scalars where ``unit_rows`` works on a matrix:
+    every search pays it."""
+    query = prepare(given, identity, "the query vector")  # a fresh float32 copy
     peak = float(np.abs(query).max())
-    if not math.isfinite(peak):
-        raise InvalidVector(
-            "the query vector has values beyond the float32 range (±3.4e38); scale or normalise it"
-        )
     if peak > 0:  # divided by the peak first: squaring values near the float32 limit overflows
         query /= np.float32(peak)
         query /= np.float32(math.sqrt(float(query @ query)))

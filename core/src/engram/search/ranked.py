@@ -59,8 +59,7 @@ class Fused:
         fused, picked = self, self._kept(min_score, or_cosine)
         if self._tied and len(picked):
             last = int(picked[min(limit, len(picked)) - 1])
-            scores = self.scores[: last + 2]
-            if bool((scores[1:] == scores[:-1]).any()):  # a tie starts at or before ``last``
+            if _has_tie(self.scores[: last + 2]):  # a tie starts at or before ``last``
                 # Reordering within a run of equal scores keeps the run where it is, so the
                 # entries kept before the last one taken stay as many: one pass settles it.
                 fused = self.resolved(through=last)
@@ -81,13 +80,12 @@ class Fused:
             return self
         values = self.scores.tolist()
         stop = len(values) - 1 if through is None else through
+        runs = _tie_runs(values)
         order = list(range(len(values)))
-        runs = _tie_runs(values, stop)
-        if runs:
+        for start, end in (run for run in runs if run[0] <= stop):
             ids = self.ids
-            for start, end in runs:
-                order[start:end] = sorted(order[start:end], key=ids.__getitem__)
-        return self._with(order, tied=bool(_tie_runs(values, len(values) - 1, after=stop)))
+            order[start:end] = sorted(order[start:end], key=ids.__getitem__)
+        return self._with(order, tied=any(start > stop for start, _ in runs))
 
     def hits(self, chunks: Sequence[Chunk]) -> list[Hit]:
         """Hits from the chunks built for ``keys``, in their order; a chunk gone since is left
@@ -134,17 +132,20 @@ class Fused:
         )
 
 
-def _tie_runs(values: list[float], stop: int, *, after: int = -1) -> list[tuple[int, int]]:
-    """(start, end) of each run of equal values (length 2 or more) that starts after ``after``
-    and at or before ``stop``."""
+def _tie_runs(values: list[float]) -> list[tuple[int, int]]:
+    """(start, end) of each run of two or more equal values."""
     runs = []
     start = 0
     for i in range(1, len(values) + 1):
         if i == len(values) or values[i] != values[start]:
-            if i - start > 1 and after < start <= stop:
+            if i - start > 1:
                 runs.append((start, i))
             start = i
     return runs
+
+
+def _has_tie(scores: Scores) -> bool:
+    return len(scores) > 1 and bool((scores[1:] == scores[:-1]).any())
 
 
 def _picked(fused: Fused, picked: list[int]) -> Names:
@@ -158,14 +159,13 @@ def ranked_fused(
     so every run ranks alike."""
     order: list[int] = np.argsort(-scores, kind="stable").tolist()
     in_order = scores[order]
-    tied = len(in_order) > 1 and bool((in_order[1:] == in_order[:-1]).any())
     return Fused(
         _reordered(names, order),
         keys[order],
         in_order,
         vector_scores[order],
         keyword_scores[order],
-        tied=tied,
+        tied=_has_tie(in_order),
     )
 
 
