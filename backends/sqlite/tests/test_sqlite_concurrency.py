@@ -98,3 +98,47 @@ def test_one_store_shared_by_threads(make_store: MakeStore) -> None:
     for t in threads:
         t.join()
     assert store.count() == 40
+
+
+def test_what_a_search_starts_from_is_read_again_after_any_write(make_store: MakeStore) -> None:
+    """The identity and vector state are kept between searches (``search_rows.SearchMeta``),
+    yet every commit, by this store or another on the file, is seen by the next search."""
+    writer, reader = make_store(), make_store()
+    assert reader.get_identity() is None  # kept: nothing recorded yet
+    assert reader.vector_search([1.0, 0.5], 5) == []
+    writer.set_identity(IDENTITY)  # another connection's commit
+    assert reader.get_identity() == IDENTITY
+    writer.upsert([chunk("a", "apple")])
+    assert [h.chunk.id for h in reader.vector_search([1.0, 0.5], 5)] == ["a"]
+    reader.upsert([chunk("b", "banana")])  # this connection's own write
+    assert sorted(h.chunk.id for h in reader.vector_search([1.0, 0.5], 5)) == ["a", "b"]
+    reader.delete(["a"])
+    assert [h.chunk.id for h in reader.vector_search([1.0, 0.5], 5)] == ["b"]
+    assert [h.chunk.id for h in writer.vector_search([1.0, 0.5], 5)] == ["b"]
+
+
+def test_searches_without_writes_between_them_read_the_meta_rows_once(
+    make_store: MakeStore,
+) -> None:
+    store = make_store()
+    store.set_identity(IDENTITY)
+    store.upsert([chunk("a", "apple")])
+    statements: list[str] = []
+    store.connection.set_trace_callback(statements.append)
+    try:
+        for _ in range(3):
+            assert [h.chunk.id for h in store.vector_search([1.0, 0.5], 5)] == ["a"]
+            assert store.get_identity() == IDENTITY
+        quiet = len(statements)
+        store.upsert([chunk("b", "banana")])
+        written = len(statements)
+        assert len(store.vector_search([1.0, 0.5], 5)) == 2
+    finally:
+        store.connection.set_trace_callback(None)
+
+    def meta_reads(trace: list[str]) -> int:
+        return sum("FROM meta WHERE key IN" in s for s in trace)
+
+    assert sum(s == "PRAGMA data_version" for s in statements[:quiet]) == 6  # one a call
+    assert meta_reads(statements[:quiet]) == 1  # the first search's
+    assert meta_reads(statements[written:]) == 1  # the search after the write reads again

@@ -76,7 +76,9 @@ class Candidates:
         )
 
     @classmethod
-    def by_key(cls, keys: Sequence[int], scores: Sequence[float], name: NameKeys) -> Candidates:
+    def by_key(
+        cls, keys: Sequence[int] | Keys, scores: Sequence[float] | Scores, name: NameKeys
+    ) -> Candidates:
         """Candidates of distinct keys whose ids ``name`` reads only if someone asks: reading
         80 ids from SQLite cost a hybrid search of 10K chunks half its scan."""
         return cls(None, np.asarray(scores, dtype=np.float64), _keys(keys), name=name)
@@ -93,5 +95,5 @@ class Candidates:
         return cls([], np.empty(0, dtype=np.float64), np.empty(0, dtype=np.int64))
 
 
-def _keys(keys: Sequence[int]) -> Keys:
+def _keys(keys: Sequence[int] | Keys) -> Keys:
     return np.asarray(keys, dtype=np.int64).reshape(-1)

@@ -66,6 +66,9 @@ class Database:
             ) from exc
         self._lock = threading.RLock()
         self._closed = False
+        # Counts this connection's write transactions, begun and ended: SQLite's data_version
+        # sees only other connections' commits (``search_rows.SearchMeta``).
+        self.writes = 0
         self._plugin_manager = plugin_manager
         # An in-memory index is private to its connection: a second one would see another.
         self._aside = None if options.in_memory else ReadThread(self._open_reader)
@@ -87,14 +90,18 @@ class Database:
         """``BEGIN IMMEDIATE`` … ``COMMIT``; any error rolls everything back."""
         with self._lock, self._translate():
             self._check_open()
-            self.conn.execute("BEGIN IMMEDIATE")
+            self.writes += 1
             try:
-                yield self.conn
-            except BaseException:
-                if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK")
-                raise
-            self.conn.execute("COMMIT")
+                self.conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self.conn
+                except BaseException:
+                    if self.conn.in_transaction:
+                        self.conn.execute("ROLLBACK")
+                    raise
+                self.conn.execute("COMMIT")
+            finally:
+                self.writes += 1
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:

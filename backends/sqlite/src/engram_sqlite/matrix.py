@@ -101,6 +101,9 @@ class Snapshot:
         return self.live_rowids, np.asarray(self.matrix[self.live_pos])
 
 
+Best = tuple[Rowids, npt.NDArray[np.float64]]  # rowids and their cosines, best first
+
+
 @dataclass
 class View:
     """What one generation searches: a snapshot with the rows changed since hidden, and those
@@ -113,8 +116,9 @@ class View:
     delta_matrix: Matrix
     dimension: int
 
-    def top_k(self, query: Matrix, k: int, allowed: Rowids | None) -> list[tuple[int, float]]:
-        """(rowid, cosine) of the k best rows, ties by rowid; only ``allowed`` rowids if given."""
+    def top_k(self, query: Matrix, k: int, allowed: Rowids | None) -> Best:
+        """Rowids and cosines of the k best rows, ties by rowid; only ``allowed`` rowids if
+        given."""
         rowids, scores = self._score_snapshot(query, allowed)
         if len(self.delta_rowids):
             keep = (
@@ -440,12 +444,12 @@ def _empty(dimension: int) -> Matrix:
     return np.empty((0, dimension), dtype=np.float32)
 
 
-def _best(rowids: Rowids, scores: Matrix, k: int) -> list[tuple[int, float]]:
+def _best(rowids: Rowids, scores: Matrix, k: int) -> Best:
     """The k highest scores, ties broken by the smaller rowid (as the reference does); hidden
     rows (score -inf) never."""
     n = len(scores)
     if n == 0 or k <= 0:
-        return []
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
     if n > k:
         threshold = np.partition(scores, n - k)[n - k]
         picked = np.flatnonzero(scores >= threshold)
@@ -454,5 +458,4 @@ def _best(rowids: Rowids, scores: Matrix, k: int) -> list[tuple[int, float]]:
     if not shown.all():
         rowids, scores = rowids[shown], scores[shown]
     order = np.lexsort((rowids, -scores))[:k]
-    cosines = np.clip(scores[order].astype(np.float64), -1.0, 1.0)
-    return list(zip(rowids[order].tolist(), cosines.tolist(), strict=True))
+    return rowids[order], np.clip(scores[order].astype(np.float64), -1.0, 1.0)

@@ -12,27 +12,29 @@ import numpy.typing as npt
 
 from engram import Candidates, NameKeys
 from engram_sqlite.matrix import SideMatrix, View
-from engram_sqlite.search_rows import search_meta
-from engram_sqlite.sidefile import Matrix
+from engram_sqlite.search_rows import SearchMeta
+from engram_sqlite.sidefile import Matrix, Rowids
 from engram_sqlite.vectors import unit_query
 
-Scored = list[tuple[int, float]]  # (rowid, score), best first
+Scored = tuple[Rowids, npt.NDArray[np.float64]]  # rowids and their scores, best first
+NOTHING: Scored = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
 
 
 def vector_top(
     conn: sqlite3.Connection,
+    meta: SearchMeta,
     matrix: SideMatrix,
     given: npt.NDArray[np.float64],
     k: int,
     where: str,
     params: Any,
 ) -> tuple[Scored, View | None, Matrix | None]:
-    """(rowid, cosine) of the k best rows of the transaction ``conn`` is in (only rows matching
-    the compiled filter ``where``), with the view and the unit query that ranked them (None,
-    None when the store has no identity yet, so no vectors)."""
-    identity, state = search_meta(conn)
+    """Rowids and cosines of the k best rows of the transaction ``conn`` is in (only rows
+    matching the compiled filter ``where``), with the view and the unit query that ranked them
+    (None, None when the store has no identity yet, so no vectors)."""
+    identity, state = meta(conn)
     if identity is None:
-        return [], None, None
+        return NOTHING, None, None
     query = unit_query(given, identity)
     view = matrix.view(conn, identity.dimension, state)
     allowed = None
@@ -47,6 +49,7 @@ def vector_top(
 
 def both_in_one_read(
     conn: sqlite3.Connection,
+    meta: SearchMeta,
     matrix: SideMatrix,
     given: npt.NDArray[np.float64],
     ranked: tuple[str, list[Any]],
@@ -58,7 +61,7 @@ def both_in_one_read(
     """The vector and keyword candidates of a hybrid search, one after the other in the read
     transaction ``conn`` is in, by rowid (``name`` reads their ids if fusion asks). The keyword
     candidates carry their cosines (``Candidates.cosines``) from the matrix just scanned."""
-    scored, view, unit = vector_top(conn, matrix, given, k, where, params)
+    scored, view, unit = vector_top(conn, meta, matrix, given, k, where, params)
     vector_side = candidates_of(scored, name)
     keyword_side = candidates_of(ranked_rows(conn, ranked), name)
     if view is None or unit is None or not len(keyword_side):
@@ -67,10 +70,14 @@ def both_in_one_read(
 
 
 def ranked_rows(conn: sqlite3.Connection, ranked: tuple[str, list[Any]]) -> Scored:
-    """The (rowid, BM25 relevance) rows of a keyword ranking (``SQLiteStore._keyword_ranked``)."""
-    return [(int(r[0]), float(r[1])) for r in conn.execute(ranked[0], ranked[1]).fetchall()]
+    """The rowids and BM25 relevances of a keyword ranking (``SQLiteStore._keyword_ranked``)."""
+    rows = conn.execute(ranked[0], ranked[1]).fetchall()
+    return (
+        np.array([r[0] for r in rows], dtype=np.int64),
+        np.array([r[1] for r in rows], dtype=np.float64),
+    )
 
 
 def candidates_of(scored: Scored, name: NameKeys) -> Candidates:
-    """Ranked (rowid, score) pairs as candidates whose ids ``name`` reads when asked for."""
-    return Candidates.by_key([r for r, _ in scored], [s for _, s in scored], name)
+    """Ranked rowids and scores as candidates whose ids ``name`` reads when asked for."""
+    return Candidates.by_key(scored[0], scored[1], name)

@@ -27,14 +27,16 @@ TEXT_COLUMNS = CHUNK_COLUMNS.replace("v.vector", "NULL")
 def to_chunk(row: Sequence[Any]) -> Chunk:
     """A row selected with ``CHUNK_COLUMNS`` from ``CHUNKS`` (rowid first) as a Chunk."""
     _, cid, document_id, document_hash, text, metadata, vector = row[:7]
-    return Chunk(
-        id=cid,
-        document_id=document_id,
-        document_hash=document_hash,
-        text=text,
-        metadata={} if metadata == "{}" else json.loads(metadata),  # most chunks: none
-        vector=None if vector is None else decode(vector),
-    )
+    fields: dict[str, Any] = {
+        "id": cid,
+        "document_id": document_id,
+        "document_hash": document_hash,
+        "text": text,
+        "metadata": {} if metadata == "{}" else json.loads(metadata),  # most chunks: none
+    }
+    if vector is not None:  # a search's hits have none: its validator then never runs
+        fields["vector"] = decode(vector)
+    return Chunk(**fields)
 
 
 def to_document(row: Sequence[Any]) -> Document:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from engram import Chunk, IndexIdentity
@@ -37,6 +38,26 @@ def chunks_by_rowid(
     within, params = rowid_set(rowids)
     rows = conn.execute(f"SELECT {source} WHERE c.rowid IN {within}", params).fetchall()
     return {int(row[0]): to_chunk(row) for row in rows}
+
+
+class SearchMeta:
+    """``search_meta``, read again only when the file may have changed since: another
+    connection committed (``PRAGMA data_version``, which also starts the read transaction's
+    snapshot when it is its first statement) or this one wrote (``writes``, its count of write
+    transactions). Every search starts here; the pragma costs a third of the meta rows."""
+
+    def __init__(self, writes: Callable[[], int]) -> None:
+        self._writes = writes
+        self._seen: tuple[int, int] | None = None
+        self._meta: tuple[IndexIdentity | None, State] | None = None
+
+    def __call__(self, conn: sqlite3.Connection) -> tuple[IndexIdentity | None, State]:
+        seen = (int(conn.execute("PRAGMA data_version").fetchone()[0]), self._writes())
+        if seen != self._seen or self._meta is None:
+            # Read after the pragma: a commit between the two leaves ``seen`` behind what was
+            # read, so the next call reads again; never the other way round.
+            self._meta, self._seen = search_meta(conn), seen
+        return self._meta
 
 
 def search_meta(conn: sqlite3.Connection) -> tuple[IndexIdentity | None, State]:

@@ -61,9 +61,9 @@ from engram_sqlite.records import (
     to_document,
 )
 from engram_sqlite.search_rows import (
+    SearchMeta,
     chunks_by_rowid,
     ids_by_rowid,
-    search_meta,
 )
 from engram_sqlite.sidefile import Matrix
 from engram_sqlite.stampcache import StampCache
@@ -88,6 +88,7 @@ class SQLiteStore(ClosingStore):
         # The registry binds the manager it was built from; built by hand, no hooks unless given.
         self._db = Database(self.options, plugin_manager)
         self._matrix = SideMatrix(self.options.vectors_path())
+        self._meta = SearchMeta(lambda: self._db.writes)
         self._stamps = StampCache(self.options.stamps_path())
         self._behind = False  # writes this store made that the side file does not hold yet
         try:
@@ -128,7 +129,7 @@ class SQLiteStore(ClosingStore):
 
     def get_identity(self) -> IndexIdentity | None:
         with self._db.statement() as conn:
-            return ident.load(conn)
+            return self._meta(conn)[0]
 
     def set_identity(self, identity: IndexIdentity) -> None:
         with self._db.write() as conn:
@@ -285,11 +286,12 @@ class SQLiteStore(ClosingStore):
         if k == 0:
             return []
         with self._db.read() as conn:
-            scored = vector_top(conn, self._matrix, given, k, where, params)[0]
-            chunks = chunks_by_rowid(conn, [rowid for rowid, _ in scored], vectors=False)
+            rowids, scores = vector_top(conn, self._meta, self._matrix, given, k, where, params)[0]
+            ranked: list[int] = rowids.tolist()
+            chunks = chunks_by_rowid(conn, ranked, vectors=False)
         return [
             Hit(chunk=chunks[rowid], score=score, vector_score=score)
-            for rowid, score in scored
+            for rowid, score in zip(ranked, scores.tolist(), strict=True)
             if rowid in chunks
         ]
 
@@ -353,7 +355,7 @@ class SQLiteStore(ClosingStore):
             where, params = compile_filter(filter)
             with self._db.read() as conn:
                 return both_in_one_read(
-                    conn, self._matrix, given, ranked, k, where, params, self._names
+                    conn, self._meta, self._matrix, given, ranked, k, where, params, self._names
                 )
         try:
             vector_side, view, unit = self._vector_side(vector, k, filter)
@@ -371,7 +373,7 @@ class SQLiteStore(ClosingStore):
         given = check_finite(vector, "the query vector")
         rowids = np.asarray(keys, dtype=np.int64)
         with self._db.read() as conn:
-            identity, state = search_meta(conn)
+            identity, state = self._meta(conn)
             if identity is None or not len(rowids):
                 return np.full(len(rowids), np.nan)
             query = unit_query(given, identity)
@@ -380,7 +382,7 @@ class SQLiteStore(ClosingStore):
 
     def chunks_for(self, keys: Keys, *, vectors: bool = False) -> list[Chunk]:
         """The chunks of these rowids in their order (vectors decoded only if asked)."""
-        rowids = [int(k) for k in keys]
+        rowids: list[int] = np.asarray(keys, dtype=np.int64).tolist()
         if not rowids:
             return []
         with self._db.statement() as conn:
@@ -398,7 +400,7 @@ class SQLiteStore(ClosingStore):
         if k == 0:
             return Candidates.empty(), None, None
         with self._db.read() as conn:
-            scored, view, unit = vector_top(conn, self._matrix, given, k, where, params)
+            scored, view, unit = vector_top(conn, self._meta, self._matrix, given, k, where, params)
         return candidates_of(scored, self._names), view, unit
 
     def _names(self, keys: Keys) -> list[str]:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from engram import IndexIdentity, InvalidVector, check_vector
+from engram import IndexIdentity, InvalidVector, check_dimension, check_vector
 
 STORED = np.dtype("<f4")
 
@@ -27,9 +27,13 @@ def prepare(
     values: Sequence[float] | npt.NDArray[np.float64], identity: IndexIdentity, what: str
 ) -> npt.NDArray[np.float32]:
     """Check ``values`` (finite, float32-representable, right length); return them as float32."""
-    arr = check_vector(values, identity, what)
+    return _in_range(check_vector(values, identity, what), what)
+
+
+def _in_range(checked: npt.NDArray[np.float64], what: str) -> npt.NDArray[np.float32]:
+    """Finite float64 values as a fresh float32 copy, if float32 can hold them."""
     with np.errstate(over="ignore"):
-        f32 = arr.astype(STORED)
+        f32 = checked.astype(STORED)
     if not np.isfinite(f32).all():
         raise InvalidVector(
             f"{what} has values beyond the float32 range (±3.4e38); scale or normalise it"
@@ -38,10 +42,13 @@ def prepare(
 
 
 def unit_query(given: npt.NDArray[np.float64], identity: IndexIdentity) -> npt.NDArray[np.float32]:
-    """The query vector checked as ``prepare`` checks it and scaled to length 1 in float32 (a
-    zero vector stays zero). One vector, so scalars where ``unit_rows`` works on a matrix:
-    every search pays it."""
-    query = prepare(given, identity, "the query vector")  # a fresh float32 copy
+    """The query vector ``given`` (``check_finite``'s array: every search checks that first,
+    also when nothing is stored) checked as ``prepare`` checks it, and scaled to length 1 in
+    float32 (a zero vector stays zero). One vector, so scalars where ``unit_rows`` works on a
+    matrix: every search pays it."""
+    what = "the query vector"
+    check_dimension(given.size, identity, what)
+    query = _in_range(given, what)
     peak = float(np.abs(query).max())
     if peak > 0:  # divided by the peak first: squaring values near the float32 limit overflows
         query /= np.float32(peak)

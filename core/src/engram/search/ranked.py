@@ -157,7 +157,7 @@ def ranked_fused(
 ) -> Fused:
     """Best score first; ties broken by chunk id (when ``Fused.head`` or ``hits`` reach them)
     so every run ranks alike."""
-    order: list[int] = np.argsort(-scores, kind="stable").tolist()
+    order = np.argsort(-scores, kind="stable")
     in_order = scores[order]
     return Fused(
         _reordered(names, order),
@@ -169,10 +169,10 @@ def ranked_fused(
     )
 
 
-def _reordered(names: Names, order: list[int]) -> Names:
+def _reordered(names: Names, order: npt.NDArray[np.intp]) -> Names:
     def read() -> list[str]:
         ids = names()
-        return [ids[i] for i in order]
+        return [ids[i] for i in order.tolist()]
 
     return read
 
