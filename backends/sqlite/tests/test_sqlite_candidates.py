@@ -225,3 +225,37 @@ def test_the_pair_names_rows_by_key_and_brings_the_keyword_cosines(
     store.delete([ranked[2]])
     hits = head.hits(store.chunks_for(head.keys))
     assert [h.chunk.id for h in hits] == ranked[:2] + ranked[3:]
+
+
+@pytest.mark.parametrize("changed", [0, 5])
+def test_keyword_cosines_are_read_from_the_scan_when_it_covers_them(
+    make_store: MakeStore, changed: int
+) -> None:
+    """The vector half's scan already scored every row: the keyword candidates' cosines are
+    taken from it (equal to a fresh gather and product); with rows changed since the side
+    file, they are computed, and still the same."""
+    from engram_sqlite.ranking import vector_top
+    from engram_sqlite.vectors import unit_query
+
+    store = make_store()
+    store.set_identity(IDENTITY)
+    fill(store, 300, seed=7)
+    rng = np.random.default_rng(8)
+    if changed:  # fewer than the side file's append threshold: searched from SQLite's rows
+        moved = [
+            c.model_copy(update={"vector": rng.normal(size=DIM).tolist()})
+            for c in store.get([f"c{i:04d}" for i in range(1, changed + 1)])
+        ]
+        store.upsert(moved)
+    vector = rng.normal(size=DIM)
+    keys = np.arange(1, 301, 7, dtype=np.int64)
+    with store._db.read() as conn:
+        top = vector_top(conn, store._meta, store._matrix, vector, 10, "1", [])
+    assert top.view is not None and top.query is not None
+    assert top.scanned is not None  # no filter: the scan scored every snapshot record
+    assert len(top.view.delta_rowids) == changed
+    from_scan = top.cosines(keys)
+    fresh = top.view.scores_for(keys, unit_query(vector, IDENTITY))
+    assert from_scan is not None
+    np.testing.assert_allclose(from_scan, fresh, atol=1e-6)
+    np.testing.assert_allclose(from_scan, store.key_scores(keys, vector.tolist()), atol=1e-6)

@@ -116,10 +116,12 @@ class View:
     delta_matrix: Matrix
     dimension: int
 
-    def top_k(self, query: Matrix, k: int, allowed: Rowids | None) -> Best:
+    def top_k(self, query: Matrix, k: int, allowed: Rowids | None) -> tuple[Best, Matrix | None]:
         """Rowids and cosines of the k best rows, ties by rowid; only ``allowed`` rowids if
-        given."""
+        given. Beside them, without ``allowed``, the scan's score of every snapshot record
+        (``scores_for`` reads more cosines of this query from it)."""
         rowids, scores = self._score_snapshot(query, allowed)
+        scanned = scores if allowed is None else None
         if len(self.delta_rowids):
             keep = (
                 np.ones(len(self.delta_rowids), dtype=bool)
@@ -128,15 +130,19 @@ class View:
             )
             rowids = np.concatenate([rowids, self.delta_rowids[keep]])
             scores = np.concatenate([scores, self.delta_matrix[keep] @ query])
-        return _best(rowids, scores, k)
+        return _best(rowids, scores, k), scanned
 
-    def scores_for(self, rowids: Rowids, query: Matrix) -> npt.NDArray[np.float64]:
-        """Cosine of each row with ``query`` (one gather and one product), NaN without a vector."""
+    def scores_for(
+        self, rowids: Rowids, query: Matrix, scanned: Matrix | None = None
+    ) -> npt.NDArray[np.float64]:
+        """Cosine of each row with ``query`` (one gather and one product), NaN without a vector;
+        gathered from ``scanned`` (``top_k``'s scores of this query) when every row is there."""
         found, positions = self.snapshot.locate(rowids)
         if len(positions) == len(rowids) and not len(self.stale) and not len(self.delta_rowids):
-            cosines: npt.NDArray[np.float64] = np.clip(
-                self.snapshot.matrix[positions] @ query, -1.0, 1.0
-            ).astype(np.float64)
+            picked = scanned[positions] if scanned is not None else None
+            if picked is None:
+                picked = self.snapshot.matrix[positions] @ query
+            cosines: npt.NDArray[np.float64] = np.clip(picked, -1.0, 1.0).astype(np.float64)
             return cosines
         out = np.full(len(rowids), np.nan)
         where = np.flatnonzero(found)

@@ -5,12 +5,12 @@ named by rowid (their chunk ids read only if fusion asks)."""
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from engram import Candidates, NameKeys
+from engram import Candidates, Keys, NameKeys, Scores
 from engram_sqlite.matrix import SideMatrix, View
 from engram_sqlite.search_rows import SearchMeta
 from engram_sqlite.sidefile import Matrix, Rowids
@@ -18,6 +18,22 @@ from engram_sqlite.vectors import unit_query
 
 Scored = tuple[Rowids, npt.NDArray[np.float64]]  # rowids and their scores, best first
 NOTHING: Scored = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
+
+
+class VectorTop(NamedTuple):
+    """A vector ranking and what scored it: the view and the unit query (None without an
+    identity, so no vectors), and the scan's score of every snapshot record (``View.top_k``)."""
+
+    scored: Scored
+    view: View | None = None
+    query: Matrix | None = None
+    scanned: Matrix | None = None
+
+    def cosines(self, keys: Keys) -> Scores | None:
+        """The cosines of more rows with this query; None when there was nothing to scan."""
+        if self.view is None or self.query is None:
+            return None
+        return self.view.scores_for(keys, self.query, self.scanned)
 
 
 def vector_top(
@@ -28,13 +44,12 @@ def vector_top(
     k: int,
     where: str,
     params: Any,
-) -> tuple[Scored, View | None, Matrix | None]:
-    """Rowids and cosines of the k best rows of the transaction ``conn`` is in (only rows
-    matching the compiled filter ``where``), with the view and the unit query that ranked them
-    (None, None when the store has no identity yet, so no vectors)."""
+) -> VectorTop:
+    """The k best rows of the transaction ``conn`` is in (only rows matching the compiled
+    filter ``where``), by cosine with the query vector ``given``."""
     identity, state = meta(conn)
     if identity is None:
-        return NOTHING, None, None
+        return VectorTop(NOTHING)
     query = unit_query(given, identity)
     view = matrix.view(conn, identity.dimension, state)
     allowed = None
@@ -44,7 +59,8 @@ def vector_top(
             params,
         ).fetchall()
         allowed = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    return view.top_k(query, k, allowed), view, query
+    best, scanned = view.top_k(query, k, allowed)
+    return VectorTop(best, view, query, scanned)
 
 
 def both_in_one_read(
@@ -60,13 +76,16 @@ def both_in_one_read(
 ) -> tuple[Candidates, Candidates]:
     """The vector and keyword candidates of a hybrid search, one after the other in the read
     transaction ``conn`` is in, by rowid (``name`` reads their ids if fusion asks). The keyword
-    candidates carry their cosines (``Candidates.cosines``) from the matrix just scanned."""
-    scored, view, unit = vector_top(conn, meta, matrix, given, k, where, params)
-    vector_side = candidates_of(scored, name)
+    candidates carry their cosines (``Candidates.cosines``) from the scan just made."""
+    top = vector_top(conn, meta, matrix, given, k, where, params)
     keyword_side = candidates_of(ranked_rows(conn, ranked), name)
-    if view is None or unit is None or not len(keyword_side):
-        return vector_side, keyword_side
-    return vector_side, keyword_side.with_cosines(view.scores_for(keyword_side.keys, unit))
+    return candidates_of(top.scored, name), with_cosines(keyword_side, top)
+
+
+def with_cosines(keyword_side: Candidates, top: VectorTop) -> Candidates:
+    """Keyword candidates with their cosines from the vector half's scan, when it had one."""
+    cosines = top.cosines(keyword_side.keys) if len(keyword_side) else None
+    return keyword_side if cosines is None else keyword_side.with_cosines(cosines)
 
 
 def ranked_rows(conn: sqlite3.Connection, ranked: tuple[str, list[Any]]) -> Scored:

@@ -39,7 +39,7 @@ from engram_sqlite.connection import Database
 from engram_sqlite.driver import DriverInfo
 from engram_sqlite.filters import compile_filter
 from engram_sqlite.fts import match_expression
-from engram_sqlite.matrix import APPEND_AT, SideMatrix, View
+from engram_sqlite.matrix import APPEND_AT, SideMatrix
 from engram_sqlite.migrations import (
     LATEST,
     bump_generation,
@@ -48,7 +48,15 @@ from engram_sqlite.migrations import (
     schema_version,
 )
 from engram_sqlite.options import SQLiteOptions
-from engram_sqlite.ranking import both_in_one_read, candidates_of, ranked_rows, vector_top
+from engram_sqlite.ranking import (
+    NOTHING,
+    VectorTop,
+    both_in_one_read,
+    candidates_of,
+    ranked_rows,
+    vector_top,
+    with_cosines,
+)
 from engram_sqlite.records import (
     CHUNK_COLUMNS,
     CHUNKS,
@@ -65,7 +73,6 @@ from engram_sqlite.search_rows import (
     chunks_by_rowid,
     ids_by_rowid,
 )
-from engram_sqlite.sidefile import Matrix
 from engram_sqlite.stampcache import StampCache
 from engram_sqlite.vectors import unit_query
 from engram_sqlite.writes import latest_by_id, metadata_for, write_chunks
@@ -286,7 +293,8 @@ class SQLiteStore(ClosingStore):
         if k == 0:
             return []
         with self._db.read() as conn:
-            rowids, scores = vector_top(conn, self._meta, self._matrix, given, k, where, params)[0]
+            top = vector_top(conn, self._meta, self._matrix, given, k, where, params)
+            rowids, scores = top.scored
             ranked: list[int] = rowids.tolist()
             chunks = chunks_by_rowid(conn, ranked, vectors=False)
         return [
@@ -358,14 +366,11 @@ class SQLiteStore(ClosingStore):
                     conn, self._meta, self._matrix, given, ranked, k, where, params, self._names
                 )
         try:
-            vector_side, view, unit = self._vector_side(vector, k, filter)
+            vector_side, top = self._vector_side(vector, k, filter)
         except BaseException:
             wait([future])  # never leave the keyword half running past the call
             raise
-        keyword_side = candidates_of(future.result(), self._names)
-        if view is None or unit is None or not len(keyword_side):
-            return vector_side, keyword_side
-        return vector_side, keyword_side.with_cosines(view.scores_for(keyword_side.keys, unit))
+        return vector_side, with_cosines(candidates_of(future.result(), self._names), top)
 
     def key_scores(self, keys: Keys, vector: Sequence[float]) -> Scores:
         """Cosine of each rowid's vector with ``vector``: one gather and one product on the side
@@ -391,17 +396,17 @@ class SQLiteStore(ClosingStore):
 
     def _vector_side(
         self, vector: Sequence[float], k: int, filter: Filter | None
-    ) -> tuple[Candidates, View | None, Matrix | None]:
-        """The vector candidates, with the view scanned and the unit query (None: no identity,
-        so nothing to scan), for a caller that gathers more cosines from them."""
+    ) -> tuple[Candidates, VectorTop]:
+        """The vector candidates, with the ranking they come from, for a caller that gathers
+        more cosines from its scan."""
         _check_k(k)
         given = check_finite(vector, "the query vector")
         where, params = compile_filter(filter)
         if k == 0:
-            return Candidates.empty(), None, None
+            return Candidates.empty(), VectorTop(NOTHING)
         with self._db.read() as conn:
-            scored, view, unit = vector_top(conn, self._meta, self._matrix, given, k, where, params)
-        return candidates_of(scored, self._names), view, unit
+            top = vector_top(conn, self._meta, self._matrix, given, k, where, params)
+        return candidates_of(top.scored, self._names), top
 
     def _names(self, keys: Keys) -> list[str]:
         """The chunk ids of rowids ("" for one gone since), for candidates read without."""
