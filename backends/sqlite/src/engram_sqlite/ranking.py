@@ -1,6 +1,6 @@
 """What a search ranks inside one read transaction: the k best rows of the side matrix for a
-query vector, the rows of a keyword ranking, and both halves of a hybrid search, as candidates
-named by rowid (their chunk ids read only if fusion asks)."""
+query vector, the SQL of a keyword ranking and its rows, and both halves of a hybrid search, as
+candidates named by rowid (their chunk ids read only if fusion asks)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from engram import Candidates, Keys, NameKeys, Scores
+from engram import Candidates, Filter, Keys, NameKeys, Scores
+from engram_sqlite.filters import compile_filter
+from engram_sqlite.fts import match_expression
 from engram_sqlite.matrix import SideMatrix, View
 from engram_sqlite.search_rows import SearchMeta
 from engram_sqlite.sidefile import Matrix, Rowids
@@ -88,8 +90,30 @@ def with_cosines(keyword_side: Candidates, top: VectorTop) -> Candidates:
     return keyword_side if cosines is None else keyword_side.with_cosines(cosines)
 
 
+def keyword_ranking(query: str, k: int, filter: Filter | None) -> tuple[str, list[Any]] | None:
+    """The SQL ranking the top ``k`` rowids by BM25, with its parameters (None: no words)."""
+    where, params = compile_filter(filter)
+    expression = match_expression(query)
+    if expression is None or k == 0:
+        return None
+    # Rank rowids first and fetch the rows of the top k only: joined before the sort, every
+    # matching chunk's text and vector would be read and carried through the sorter.
+    if where == "1":
+        ranked = (
+            "SELECT rowid, -bm25(chunks_fts) AS score FROM chunks_fts "
+            "WHERE chunks_fts MATCH ? ORDER BY score DESC, rowid LIMIT ?"
+        )
+    else:
+        ranked = (
+            "SELECT c.rowid AS rowid, -bm25(chunks_fts) AS score "
+            "FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+            f"WHERE chunks_fts MATCH ? AND {where} ORDER BY score DESC, c.rowid LIMIT ?"
+        )
+    return ranked, [expression, *params, k]
+
+
 def ranked_rows(conn: sqlite3.Connection, ranked: tuple[str, list[Any]]) -> Scored:
-    """The rowids and BM25 relevances of a keyword ranking (``SQLiteStore._keyword_ranked``)."""
+    """The rowids and BM25 relevances of a keyword ranking (``keyword_ranking``)."""
     rows = conn.execute(ranked[0], ranked[1]).fetchall()
     return (
         np.array([r[0] for r in rows], dtype=np.int64),

@@ -38,7 +38,6 @@ from engram_sqlite import identity as ident
 from engram_sqlite.connection import Database
 from engram_sqlite.driver import DriverInfo
 from engram_sqlite.filters import compile_filter
-from engram_sqlite.fts import match_expression
 from engram_sqlite.matrix import APPEND_AT, SideMatrix
 from engram_sqlite.migrations import (
     LATEST,
@@ -53,6 +52,7 @@ from engram_sqlite.ranking import (
     VectorTop,
     both_in_one_read,
     candidates_of,
+    keyword_ranking,
     ranked_rows,
     vector_top,
     with_cosines,
@@ -308,7 +308,7 @@ class SQLiteStore(ClosingStore):
         hits' chunks carry their vectors: fusing hit lists (``engram.search.fuse_weighted``)
         gives a keyword-only hit its cosine from them."""
         _check_k(k)
-        ranked = self._keyword_ranked(query, k, filter)
+        ranked = keyword_ranking(query, k, filter)
         if ranked is None:
             return []
         with self._db.statement() as conn:
@@ -335,7 +335,7 @@ class SQLiteStore(ClosingStore):
     def keyword_candidates(self, query: str, k: int, filter: Filter | None = None) -> Candidates:
         """``keyword_search`` as rowids and BM25 relevances, built as ``vector_candidates``."""
         _check_k(k)
-        ranked = self._keyword_ranked(query, k, filter)
+        ranked = keyword_ranking(query, k, filter)
         if ranked is None:
             return Candidates.empty()
         with self._db.statement() as conn:
@@ -353,7 +353,7 @@ class SQLiteStore(ClosingStore):
         ``key_scores`` would cost another transaction.
         """
         _check_k(k)
-        ranked = self._keyword_ranked(query, k, filter)
+        ranked = keyword_ranking(query, k, filter)
         if ranked is None:  # no words to match
             return self.vector_candidates(vector, k, filter), Candidates.empty()
         together = self._matrix.rows() >= self.options.parallel_hybrid_from
@@ -414,29 +414,6 @@ class SQLiteStore(ClosingStore):
         with self._db.statement() as conn:
             found = ids_by_rowid(conn, rowids)
         return [found.get(rowid, "") for rowid in rowids]
-
-    def _keyword_ranked(
-        self, query: str, k: int, filter: Filter | None
-    ) -> tuple[str, list[Any]] | None:
-        """The SQL ranking the top ``k`` rowids by BM25, with its parameters (None: no words)."""
-        where, params = compile_filter(filter)
-        expression = match_expression(query)
-        if expression is None or k == 0:
-            return None
-        # Rank rowids first and fetch the rows of the top k only: joined before the sort, every
-        # matching chunk's text and vector would be read and carried through the sorter.
-        if where == "1":
-            ranked = (
-                "SELECT rowid, -bm25(chunks_fts) AS score FROM chunks_fts "
-                "WHERE chunks_fts MATCH ? ORDER BY score DESC, rowid LIMIT ?"
-            )
-        else:
-            ranked = (
-                "SELECT c.rowid AS rowid, -bm25(chunks_fts) AS score "
-                "FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
-                f"WHERE chunks_fts MATCH ? AND {where} ORDER BY score DESC, c.rowid LIMIT ?"
-            )
-        return ranked, [expression, *params, k]
 
     def _persist(self, at_least: int = APPEND_AT) -> None:
         """Append what the writes changed to the side file once ``at_least`` rows did, so no
