@@ -68,7 +68,7 @@ from engram_sqlite.search_rows import (
 from engram_sqlite.sidefile import Matrix
 from engram_sqlite.stampcache import StampCache
 from engram_sqlite.vectors import unit_query
-from engram_sqlite.writes import latest_by_id, metadata_for, write_chunks
+from engram_sqlite.writes import latest_by_id, metadata_for, replace_chunks, write_chunks
 
 
 class SQLiteStore(ClosingStore):
@@ -196,15 +196,14 @@ class SQLiteStore(ClosingStore):
 
     def replace_document(self, document: Document, chunks: Sequence[Chunk]) -> None:
         """The document's chunks become ``chunks`` and its record ``document`` in ONE
-        transaction, then one side-file append: an edited file's whole write."""
+        transaction (only what differs is written: ``writes.replace_chunks``), then one
+        side-file append: an edited file's whole write."""
         chunks = latest_by_id(chunks)
         metadata, row = metadata_for(chunks), document_row(document)
         with self._db.write() as conn:
             generation = bump_generation(conn)
             before = self._stamps.before_write(conn)
-            if chunks:
-                write_chunks(conn, chunks, metadata, ident.load(conn), generation)
-            conn.execute(PRUNE_DOCUMENT, (document.id, id_list([c.id for c in chunks])))
+            replace_chunks(conn, document.id, chunks, metadata, ident.load(conn), generation)
             conn.execute(PUT_DOCUMENT, row)
             self._stamps.written(conn, before, [document.id])
         self._persist()
