@@ -196,17 +196,23 @@ class SQLiteStore(ClosingStore):
 
     def replace_document(self, document: Document, chunks: Sequence[Chunk]) -> None:
         """The document's chunks become ``chunks`` and its record ``document`` in ONE
-        transaction (only what differs is written: ``writes.replace_chunks``), then one
-        side-file append: an edited file's whole write."""
+        transaction (only what differs is written: ``writes.replace_chunks``). Whether the side
+        file takes an append is asked inside it (``SideMatrix.current``): a small edit opens
+        no read transaction after its commit."""
         chunks = latest_by_id(chunks)
         metadata, row = metadata_for(chunks), document_row(document)
         with self._db.write() as conn:
             generation = bump_generation(conn)
             before = self._stamps.before_write(conn)
-            replace_chunks(conn, document.id, chunks, metadata, ident.load(conn), generation)
+            identity = ident.load(conn)
+            replace_chunks(conn, document.id, chunks, metadata, identity, generation)
             conn.execute(PUT_DOCUMENT, row)
             self._stamps.written(conn, before, [document.id])
-        self._persist()
+            current = None if identity is None else self._matrix.current(conn, identity.dimension)
+        if current is None:
+            self._persist()  # an append (or no identity: nothing to keep)
+        else:
+            self._behind = not current
 
     def delete_where(self, filter: Filter) -> None:
         where, params = compile_filter(filter)
