@@ -210,17 +210,22 @@ class SideMatrix:
         return False
 
     def current(
-        self, conn: sqlite3.Connection, dimension: int, *, at_least: int = APPEND_AT
+        self,
+        conn: sqlite3.Connection,
+        dimension: int,
+        *,
+        at_least: int = APPEND_AT,
+        state: State | None = None,
     ) -> bool | None:
         """``persist``'s question alone, so a writer can ask it inside its write transaction
         (where nothing can change the answer before the commit) instead of opening a read
         after it: True when the file is at this generation (or there is none to keep), False
         when it may stay behind (fewer than ``at_least`` rows changed, or it cannot be read),
-        None when it takes an append."""
+        None when it takes an append. ``state``: this transaction's, when the writer knows it."""
         if self.path is None:
             return True
         try:
-            state = read_state(conn)
+            state = read_state(conn) if state is None else state
             header = sidefile.header_of(self.path)  # read again under the lock to write
             if header is not None and _fits(header, state, dimension):
                 if header.generation == state.generation:

@@ -34,7 +34,8 @@ from engram_sqlite.records import id_list, to_stamps
 
 FORMAT = 1
 MAGIC = b"ENGRAMST"
-_TOKEN = "SELECT value FROM meta WHERE key = 'documents_token'"
+TOKEN_KEY = "documents_token"
+_TOKEN = f"SELECT value FROM meta WHERE key = '{TOKEN_KEY}'"
 Key = tuple[str, tuple[Any, ...]]  # the stamps query and its parameters
 
 
@@ -72,9 +73,17 @@ class StampCache:
         self._cached = cached
         return dict(cached.stamps)  # the caller's to keep; the cache stays as read
 
-    def before_write(self, conn: sqlite3.Connection) -> str | None:
-        """The token at the start of a write transaction (None when nothing is cached)."""
-        return None if self._cached is None else _token(conn)
+    def before_write(
+        self, conn: sqlite3.Connection, meta: dict[str, Any] | None = None
+    ) -> str | None:
+        """The token at the start of a write transaction (None when nothing is cached); from
+        ``meta`` (the ``meta`` rows by key) when the writer has just read them."""
+        if self._cached is None:
+            return None
+        if meta is None:
+            return _token(conn)
+        token = meta.get(TOKEN_KEY)
+        return token if isinstance(token, str) else None
 
     def written(self, conn: sqlite3.Connection, before: str | None, ids: Sequence[str]) -> None:
         """After the write of the documents ``ids`` (same transaction, before its commit):

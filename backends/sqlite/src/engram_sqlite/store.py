@@ -67,6 +67,7 @@ from engram_sqlite.search_rows import (
 )
 from engram_sqlite.sidefile import Matrix
 from engram_sqlite.stampcache import StampCache
+from engram_sqlite.vector_changes import start_write
 from engram_sqlite.vectors import unit_query
 from engram_sqlite.writes import latest_by_id, metadata_for, replace_chunks, write_chunks
 
@@ -202,13 +203,16 @@ class SQLiteStore(ClosingStore):
         chunks = latest_by_id(chunks)
         metadata, row = metadata_for(chunks), document_row(document)
         with self._db.write() as conn:
-            generation = bump_generation(conn)
-            before = self._stamps.before_write(conn)
-            identity = ident.load(conn)
-            replace_chunks(conn, document.id, chunks, metadata, identity, generation)
+            start = start_write(conn)
+            before = self._stamps.before_write(conn, start.meta)
+            identity, state = start.identity, start.state
+            replace_chunks(conn, document.id, chunks, metadata, identity, state.generation)
             conn.execute(PUT_DOCUMENT, row)
             self._stamps.written(conn, before, [document.id])
-            current = None if identity is None else self._matrix.current(conn, identity.dimension)
+            dimension = None if identity is None else identity.dimension
+            current = (
+                None if dimension is None else self._matrix.current(conn, dimension, state=state)
+            )
         if current is None:
             self._persist()  # an append (or no identity: nothing to keep)
         else:
@@ -268,7 +272,8 @@ class SQLiteStore(ClosingStore):
             return self._stamps.read(conn, query, params)
 
     def get_documents(self, ids: Sequence[str]) -> dict[str, Document]:
-        with self._db.read() as conn:
+        """One statement, one snapshot by itself: no BEGIN and COMMIT around it."""
+        with self._db.statement() as conn:
             rows = conn.execute(
                 "SELECT id, hash, metadata FROM documents "
                 "WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
