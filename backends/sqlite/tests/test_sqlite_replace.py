@@ -36,7 +36,13 @@ def keyword_ids(store: SQLiteStore, word: str) -> set[str]:
 
 
 def fts_intact(conn: sqlite3.Connection) -> None:
+    """The FTS index is consistent, and every index of the tables matches its rows (an
+    UPDATE sets only the columns that differ)."""
     conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 0)")
+    assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    assert {r[0] for r in conn.execute("SELECT id FROM chunks WHERE document_id = 'doc'")} == {
+        r[0] for r in conn.execute("SELECT id FROM chunks NOT INDEXED WHERE document_id = 'doc'")
+    }
 
 
 def test_an_edit_rewrites_only_the_chunk_that_changed(store: SQLiteStore) -> None:
@@ -99,6 +105,7 @@ def test_a_chunk_stored_under_another_document_moves_to_this_one(store: SQLiteSt
     store.replace_document(Document(id="doc", hash="h"), [moved])
     assert store.get(["x"]) == [moved]
     assert keyword_ids(store, "fig") == {"x"}
+    fts_intact(store.connection)
 
 
 texts = st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join)

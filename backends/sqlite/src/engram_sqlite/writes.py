@@ -48,6 +48,15 @@ _STORED = (
     "v.vector FROM chunks c LEFT JOIN vectors v ON v.rowid = c.rowid "
     "WHERE c.document_id = ? OR c.id IN (SELECT value FROM json_each(?)) ORDER BY c.rowid"
 )
+# The columns of a stored row ``_STORED`` selects after its rowid, in order.
+_COLUMNS = ("id", "document_id", "document_hash", "metadata", "vector_state", "text")
+_DROP = "DELETE FROM vectors WHERE rowid = ?"
+# A document's rows, and rows of other documents holding one of the given ids (moved here).
+_STORED = (
+    "SELECT c.rowid, c.id, c.document_id, c.document_hash, c.metadata, c.vector_state, c.text, "
+    "v.vector FROM chunks c LEFT JOIN vectors v ON v.rowid = c.rowid "
+    "WHERE c.document_id = ? OR c.id IN (SELECT value FROM json_each(?)) ORDER BY c.rowid"
+)
 _REUSE = (
     "UPDATE chunks SET id = ?, document_id = ?, document_hash = ?, metadata = ?, "
     "vector_state = ?, text = ? WHERE rowid = ?"
@@ -118,8 +127,7 @@ class _Plan:
 
     generation: int
     inserts: list[tuple[Any, ...]] = field(default_factory=list)
-    reused: list[tuple[Any, ...]] = field(default_factory=list)
-    updates: list[tuple[Any, ...]] = field(default_factory=list)
+    changed: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)  # UPDATE → rows
     fts_add: list[tuple[int, str]] = field(default_factory=list)
     fts_remove: list[tuple[int, str]] = field(default_factory=list)
     vector_set: list[tuple[int, bytes, int]] = field(default_factory=list)
@@ -130,11 +138,14 @@ class _Plan:
     ) -> None:
         """``chunk`` written over the stored row ``old`` (its own, or a dropped chunk's)."""
         rowid, old_text, old_vector = old[0], old[6], old[7]
-        values = (chunk.document_id, chunk.document_hash, meta, state, chunk.text)
-        if old[1] != chunk.id:
-            self.reused.append((chunk.id, *values, rowid))
-        elif values != (old[2], old[3], old[4], old[5], old_text):
-            self.updates.append((*values, rowid))
+        values = (chunk.id, chunk.document_id, chunk.document_hash, meta, state, chunk.text)
+        # Only the columns that differ are set: an index whose column is not set is not
+        # touched (the document's, when a chunk stays in it; the id's, when it keeps its id).
+        differ = [i for i, value in enumerate(values) if value != old[i + 1]]
+        if differ:
+            sets = ", ".join(f"{_COLUMNS[i]} = ?" for i in differ)
+            rows = self.changed.setdefault(f"UPDATE chunks SET {sets} WHERE rowid = ?", [])
+            rows.append((*(values[i] for i in differ), rowid))
         if old_text != chunk.text:
             self.fts_remove.append((rowid, index_text(old_text)))
             self.fts_add.append((rowid, index_text(chunk.text)))
@@ -155,8 +166,7 @@ class _Plan:
         """Old FTS entries go before new ones are added for the same rowids."""
         for statement, rows in (
             (_FTS_REMOVE, self.fts_remove),
-            (_REUSE, self.reused),
-            (_UPDATE, self.updates),
+            *self.changed.items(),
             (_INSERT, self.inserts),
             (_FTS_ADD, self.fts_add),
             (_VECTOR_SET, self.vector_set),
@@ -175,10 +185,11 @@ def replace_chunks(
     generation: int,
 ) -> None:
     """The chunks of ``document_id`` become exactly ``chunks`` (unique ids), writing only what
-    differs: a chunk stored as given is left alone, an unchanged text keeps its FTS entry and an
-    unchanged vector its row; a new chunk takes the row of one the document no longer has (an
-    edited paragraph: no row, index entry or tombstone added and removed), and the rows left
-    over are deleted (their triggers drop their FTS entries and vectors)."""
+    differs: a chunk stored as given is left alone, a row gets only its changed columns, an
+    unchanged text keeps its FTS entry and an unchanged vector its row; a new chunk takes the
+    row of one the document no longer has (an edited paragraph: no row, index entry or
+    tombstone added and removed), and the rows left over are deleted (their triggers drop their
+    FTS entries and vectors)."""
     blobs, states = _vectors(chunks, identity)
     ids = [c.id for c in chunks]
     stored = {row[1]: row for row in conn.execute(_STORED, (document_id, id_list(ids)))}
