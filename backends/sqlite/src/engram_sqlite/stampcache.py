@@ -92,17 +92,24 @@ class StampCache:
         cached = self._cached
         if cached is None:
             return
-        after = _token(conn)
-        if before is None or before != cached.token or after is None:
+        if before is None or before != cached.token:
             self._cached = None
             return
         query, params = cached.key
-        rows = conn.execute(
-            f"{query} AND id IN (SELECT value FROM json_each(?))", [*params, id_list(ids)]
+        # The new token and the written rows in one statement: the token's row, joined with
+        # the rows (none: one row of NULLs beside the token).
+        found = conn.execute(
+            f"SELECT m.value, s.* FROM meta m LEFT JOIN ({query} AND id IN "
+            f"(SELECT value FROM json_each(?))) s WHERE m.key = '{TOKEN_KEY}'",
+            [*params, id_list(ids)],
         ).fetchall()
+        after = found[0][0] if found else None
+        if not isinstance(after, str):
+            self._cached = None
+            return
         for doc_id in ids:
             cached.stamps.pop(doc_id, None)
-        cached.stamps.update(to_stamps(rows))
+        cached.stamps.update(to_stamps([row[1:] for row in found if row[5] is not None]))
         cached.token = after
         cached.saved = False
 
