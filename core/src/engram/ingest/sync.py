@@ -93,14 +93,19 @@ def sync_vault(
     max_file_bytes: int,
     dry_run: bool = False,
     progress: Progress | None = None,
+    resolved: bool = False,
 ) -> IndexReport:
     """Bring the store in line with the files ``find`` finds under ``roots`` (a vault's:
-    ``engram.ingest.scan`` walks, matches and stats them in one pass against the stamps)."""
+    ``engram.ingest.scan`` walks, matches and stats them in one pass against the stamps).
+    ``resolved``: the roots are ``Path.resolve()``'s already (each resolve is an ``lstat`` a
+    path component, paid again by every index run)."""
 
     def survey(known: Mapping[str, Stamp]) -> Survey:
-        return find(roots, known)
+        return find(roots, known, resolved=resolved)
 
-    return _sync(survey, roots, store, embedder, make_chunks, max_file_bytes, dry_run, progress, {})
+    return _sync(
+        survey, roots, store, embedder, make_chunks, max_file_bytes, dry_run, progress, {}, resolved
+    )
 
 
 def sync_files(
@@ -143,6 +148,7 @@ def _sync(
     dry_run: bool,
     progress: Progress | None,
     given: Mapping[str, str],
+    resolved: bool = False,
 ) -> IndexReport:
     """Two passes: the first (``survey``) stats every file against its record's stamp (all
     stamps read in one go, roots resolved once) and keeps the files it cannot prove unchanged;
@@ -153,7 +159,8 @@ def _sync(
     records = Records(store)
     try:
         with gc_paused():  # no cycles here, only many small objects
-            known = records.stamps(LABELS, [_posix_root(root) for root in roots], STABLE_S)
+            posix = [_posix_root(root if resolved else root.resolve()) for root in roots]
+            known = records.stamps(LABELS, posix, STABLE_S)
             found = survey(known)
         report.unchanged += found.unchanged
         suspects, removed = found.suspects, found.removed
@@ -283,9 +290,9 @@ def _labelled(chunks: list[Chunk], source: str) -> list[Chunk]:
 
 
 def _posix_root(root: Path) -> str:
-    """A root as its files' recorded paths start: resolved once a run (not once a record),
-    posix, without a trailing "/" (so the file system's root is "")."""
-    return root.resolve().as_posix().rstrip("/")
+    """A resolved root as its files' recorded paths start (resolved once a run, not once a
+    record): posix, without a trailing "/" (so the file system's root is "")."""
+    return root.as_posix().rstrip("/")
 
 
 def _posix(location: str) -> str:
