@@ -55,6 +55,24 @@ class StampCache:
         self.path = path
         self._cached: _Cached | None = None
 
+    def current(
+        self, conn: sqlite3.Connection, query: str, params: Sequence[Any]
+    ) -> dict[str, Stamp] | None:
+        """The cached stamps of ``query`` when the token (read by ONE statement, no
+        transaction needed) says they are current, else None: ``read`` them in a transaction
+        (the SQL read and the token it is kept under must see one snapshot)."""
+        token = _token(conn)
+        key: Key = (query, tuple(params))
+        cached = self._cached
+        if token is None:
+            return None
+        if cached is None or (cached.token, cached.key) != (token, key):
+            cached = self._load(token, key)
+            if cached is None:
+                return None
+            self._cached = cached
+        return dict(cached.stamps)  # the caller's to keep; the cache stays as read
+
     def read(self, conn: sqlite3.Connection, query: str, params: Sequence[Any]) -> dict[str, Stamp]:
         """The stamps of ``query`` (call inside one read transaction): from the cache when
         the token says it is current, else from SQL (and the cache refreshed)."""

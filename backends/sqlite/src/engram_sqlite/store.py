@@ -266,8 +266,13 @@ class SQLiteStore(ClosingStore):
     def document_stamps(
         self, sources: Sequence[str], roots: Sequence[str], settled_s: float
     ) -> dict[str, Stamp]:
-        """Read through ``stampcache.StampCache``: current by the documents token, or SQL."""
+        """Read through ``stampcache.StampCache``: current by the documents token (one
+        statement, no transaction: every index run asks), or SQL in a read transaction."""
         query, params = stamps_statement(sources, roots, settled_s)
+        with self._db.statement() as conn:
+            cached = self._stamps.current(conn, query, params)
+        if cached is not None:
+            return cached
         with self._db.read() as conn:
             return self._stamps.read(conn, query, params)
 
