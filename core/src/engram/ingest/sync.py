@@ -49,15 +49,21 @@ __all__ = [
 ]
 
 
-def read_text(file: VaultFile, max_bytes: int) -> tuple[str, str] | Skipped:
-    """(text, sha256) of a vault file, or why it was skipped (binary, not UTF-8, too large)."""
+def read_text(
+    file: VaultFile, max_bytes: int, size: int | None = None
+) -> tuple[str, str] | Skipped:
+    """(text, sha256) of a vault file, or why it was skipped (binary, not UTF-8, too large).
+    ``size``: what the caller's stat of it just said (no second stat); the read stops past
+    ``max_bytes`` either way, so a file grown since is skipped, not read whole."""
     try:
-        if os.stat(file.location).st_size > max_bytes:
+        if (os.stat(file.location).st_size if size is None else size) > max_bytes:
             return Skipped(path=file.document_id, reason=_too_large(max_bytes))
         with open(file.location, "rb") as handle:
-            data = handle.read()
+            data = handle.read(max_bytes + 1)
     except OSError as exc:
         return Skipped(path=file.document_id, reason=f"unreadable: {exc.strerror or exc}")
+    if len(data) > max_bytes:
+        return Skipped(path=file.document_id, reason=_too_large(max_bytes))
     return _checked(file.document_id, data)
 
 
@@ -246,7 +252,7 @@ def _changed_text(
     chunks. ``written``: its text as just written (not read back)."""
     relabel = old is not None and old.metadata.get("source") != file.source
     if written is None:
-        got = read_text(file, max_file_bytes)
+        got = read_text(file, max_file_bytes, None if stat is None else stat[0])
     else:
         got = written_text(file, written, max_file_bytes)
     if isinstance(got, Skipped) or old is None or relabel or old.hash != got[1]:
