@@ -175,3 +175,13 @@ def test_line_counts_remember_a_bounded_number_of_words(monkeypatch: pytest.Monk
         (0, 0),
     ]
     assert list(tok._words) == ["words", ",", "unaffable"]  # the newest, oldest dropped
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.from_regex(r"[!-~]{1,120}", fullmatch=True), max_size=30))
+def test_new_words_counted_in_one_call_count_as_each_alone(words: list[str]) -> None:
+    """A document's new words go to the tokenizer joined in one call; each must cost what it
+    costs alone (WordPiece cuts words apart, and a word past its length limit is one [UNK])."""
+    lines = [" ".join(words), *words, "x" * 150]
+    want = [_line_counts_of_the_whole([line])[0] for line in lines]
+    assert Tokenizer().line_counts(lines) == want

@@ -188,6 +188,23 @@ def test_indexing_one_folder_leaves_the_records_of_a_sibling_folder_alone(
     assert set(memory.store.list_documents()) == {"vault/n/a.md", "vault/n2/b.md"}
 
 
+@pytest.mark.parametrize("store", STORES)
+def test_a_vault_reached_through_a_symlink_is_one_vault_whichever_path_is_given(
+    tmp_path: Path, open_memory: MemoryFactory, store: str
+) -> None:
+    """``index`` resolves its roots once and the walk and the stamp read share them: through
+    the link or the real folder, the second run reads nothing and removes nothing."""
+    vault = _vault(tmp_path)
+    link = tmp_path / "link"
+    link.symlink_to(vault, target_is_directory=True)
+    memory = open_memory(store=store)
+    assert _indexed(memory, link)[:4] == (4, 0, 0, 0)
+    assert _indexed(memory, link) == (0, 0, 4, 0, 0)
+    assert _indexed(memory, vault) == (0, 0, 4, 0, 0)
+    paths = {d.metadata["path"] for d in memory.store.list_documents().values()}
+    assert paths == {(vault / "n" / f"{i}.md").resolve().as_posix() for i in range(4)}
+
+
 # -- the invariant: after any edits, the store holds exactly the files, at their content ------
 
 OPS = st.lists(

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engram.models import Chunk, IndexIdentity
+from engram.models import Chunk, Document, IndexIdentity
 from engram.plugins import get_plugin_manager
 from engram_sqlite import SQLiteOptions, SQLiteStore
 from engram_sqlite.driver import load_vec, select
@@ -197,7 +197,7 @@ _WORKER = textwrap.dedent(
     """
     import sys
     import numpy as np
-    from engram.models import Chunk, IndexIdentity
+    from engram.models import Chunk, Document, IndexIdentity
     from engram_sqlite import SQLiteOptions, SQLiteStore
     from engram.plugins import get_plugin_manager
 
@@ -312,6 +312,31 @@ def test_a_closing_writer_appends_what_it_held_back(make_store: MakeStore, db_pa
     assert_exact(reopened, seed=3)
     view = reopened._matrix._view
     assert view is not None and len(view.delta_rowids) == 0  # nothing read from SQLite
+
+
+def test_a_replaced_document_appends_as_any_write_does(
+    make_store: MakeStore, db_path: Path
+) -> None:
+    """``replace_document`` asks whether to append inside its transaction: a one-chunk edit
+    leaves the file behind (searches stay exact), APPEND_AT changed rows append at once, and
+    closing appends what was held back."""
+    store = make_store()
+    store.set_identity(IDENTITY)
+    store.upsert(chunks(0, 500, seed=1))
+    start = _header(db_path)
+    one = [c.model_copy(update={"document_id": "solo"}) for c in chunks(500, 501, seed=2)]
+    store.replace_document(Document(id="solo", hash="h"), one)
+    assert _header(db_path).generation == start.generation
+    assert_exact(store, seed=3)
+    many = [c.model_copy(update={"document_id": "big"}) for c in chunks(600, 600 + APPEND_AT, 4)]
+    store.replace_document(Document(id="big", hash="h"), many)
+    appended = _header(db_path)
+    assert appended.generation > start.generation and appended.count == 501 + APPEND_AT
+    store.replace_document(Document(id="big", hash="h2"), many[:-1])
+    assert _header(db_path).generation == appended.generation
+    store.close()
+    assert _header(db_path).generation > appended.generation
+    assert_exact(make_store(), seed=5)
 
 
 def _header(db_path: Path) -> Header:

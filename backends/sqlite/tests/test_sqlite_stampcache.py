@@ -138,7 +138,7 @@ def test_reset_drops_what_the_cache_knew(make_store: MakeStore, db_path: Path) -
 steps = st.lists(
     st.tuples(
         st.integers(0, 3),
-        st.sampled_from(["put", "delete", "relabel", "move"]),
+        st.sampled_from(["put", "delete", "relabel", "move", "replace"]),
         st.integers(0, 5),
         st.integers(0, 3),
         st.booleans(),
@@ -176,15 +176,7 @@ def test_after_any_writes_from_anyone_the_stamps_are_the_sql_answer(
                     outside.execute(_PLAIN[what], _plain_params(what, doc, size))
                 outside.close()
             else:
-                writer = mine if who == 0 else other
-                if what == "delete":
-                    writer.delete_documents([f"n/{doc}.md"])
-                elif what == "relabel":
-                    writer.put_document(record(doc, size, source="memory"))
-                elif what == "move":
-                    writer.put_document(record(doc, size, root="/elsewhere"))
-                else:
-                    writer.put_document(record(doc, size))
+                _write(mine if who == 0 else other, what, doc, size)
             if read:
                 assert mine.document_stamps(SOURCES, ROOTS, 2.0) == truth(db)
         assert mine.document_stamps(SOURCES, ROOTS, 2.0) == truth(db)
@@ -193,11 +185,25 @@ def test_after_any_writes_from_anyone_the_stamps_are_the_sql_answer(
             store.close()
 
 
+def _write(writer: SQLiteStore, what: str, doc: int, size: int) -> None:
+    if what == "delete":
+        writer.delete_documents([f"n/{doc}.md"])
+    elif what == "relabel":
+        writer.put_document(record(doc, size, source="memory"))
+    elif what == "move":
+        writer.put_document(record(doc, size, root="/elsewhere"))
+    elif what == "replace":  # reads the token with the rest of meta
+        writer.replace_document(record(doc, size), [])
+    else:
+        writer.put_document(record(doc, size))
+
+
 _PLAIN = {
     "put": "UPDATE documents SET size = ? WHERE id = ?",
     "delete": "DELETE FROM documents WHERE id = ?",
     "relabel": "UPDATE documents SET source = 'memory', size = ? WHERE id = ?",
     "move": "UPDATE documents SET path = '/elsewhere/x.md', size = ? WHERE id = ?",
+    "replace": "UPDATE documents SET size = ? WHERE id = ?",
 }
 
 

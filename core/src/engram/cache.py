@@ -140,13 +140,26 @@ class EmbeddingCache(SqliteHandle):
                 "per text"
             )
         who = f"embedder {provider}/{model}"
-        rows = [
-            (provider, model, dimension, input_type, text_hash(t), _as_float32(v, dimension, who))
-            for t, v in zip(texts, vectors, strict=True)
+        arrays = [_as_float32(v, dimension, who) for v in vectors]
+        self.put_checked(provider, model, dimension, input_type, texts, arrays)
+
+    def put_checked(
+        self,
+        provider: str,
+        model: str,
+        dimension: int,
+        input_type: InputType,
+        texts: Sequence[str],
+        arrays: Sequence[npt.NDArray[np.float32]],
+    ) -> None:
+        """``put_many`` of vectors already checked as it checks them (``CachedEmbedder`` has
+        just done so): not converted and checked twice."""
+        params = [
+            (provider, model, dimension, input_type, text_hash(t), a.tobytes())
+            for t, a in zip(texts, arrays, strict=True)
         ]
-        if not rows:
+        if not params:
             return
-        params = [(*row[:5], row[5].tobytes()) for row in rows]
         with self._connection("write") as db, write_transaction(db):
             db.executemany(
                 "INSERT OR REPLACE INTO embeddings (provider, model, dimension, "
@@ -230,7 +243,9 @@ class CachedEmbedder:
         if self.cache is None:
             return [list(v) for v in vectors]
         try:
-            self.cache.put_many(self.name, self.model, self.dimension, input_type, missing, arrays)
+            self.cache.put_checked(
+                self.name, self.model, self.dimension, input_type, missing, arrays
+            )
         except StoreError as exc:
             self._cache_failed(exc)
         return [a.tolist() for a in arrays]

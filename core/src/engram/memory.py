@@ -204,6 +204,7 @@ class Memory(ClosingStore):
             max_file_bytes=vault.max_file_bytes,
             dry_run=dry_run,
             progress=progress,
+            resolved=True,  # both ways of getting them above resolve them
         )
         if not (report.unchanged or report.new or report.changed or report.skipped):
             report.warnings.append(

@@ -14,6 +14,7 @@ A memory's ``revisions`` (earlier wordings) are history: they stay out of the ch
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -44,14 +45,14 @@ def scoped_chunks(
 ) -> MakeChunks:
     """A ``make_chunks`` for ``sync_files`` that adds ``memory_scope`` and ``live``; ``retired``
     gives the ids a newer memory supersedes (not live, whatever their file says)."""
-    root = project_root.resolve()
+    root = str(project_root.resolve())
 
     def make(
         document_id: str, text: str, digest: str, parsed: ChunkedDocument | None = None
     ) -> tuple[list[Chunk], list[str]]:
         chunks, warnings = chunk_markdown_document(chunker, document_id, text, digest, parsed)
-        path = Path(document_id)
-        folder = folder_of(folders, (path if path.is_absolute() else root / path).resolve())
+        # What Path(...).resolve() gives, as text (the Paths cost more than the lstat calls).
+        folder = _folder_of(folders, os.path.realpath(os.path.join(root, document_id)))
         if folder is None or not chunks:
             return chunks, warnings
         meta = chunks[0].metadata
@@ -74,6 +75,15 @@ def scoped_chunks(
         ], warnings
 
     return make
+
+
+def _folder_of(folders: Sequence[MemoryFolder], location: str) -> MemoryFolder | None:
+    """``folder_of`` a resolved location; the usual answer (a vault note: in no memory folder)
+    without a ``Path``: a folder holds the location only if its text starts with the folder's."""
+    here = os.path.normcase(location)
+    if not any(here.startswith(os.path.normcase(str(f.path))) for f in folders):
+        return None
+    return folder_of(folders, Path(location))
 
 
 def chunk_markdown_document(

@@ -7,11 +7,11 @@ from functools import lru_cache
 
 from engram import IndexIdentity, check_identity
 
-_KEY = "identity"
+KEY = "identity"
 
 
 def load(conn: sqlite3.Connection) -> IndexIdentity | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (_KEY,)).fetchone()
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (KEY,)).fetchone()
     return None if row is None else parse(row[0])
 
 
@@ -25,5 +25,5 @@ def record(conn: sqlite3.Connection, identity: IndexIdentity) -> None:
     """Store ``identity`` on first use; raise if a different one is already recorded."""
     if check_identity(load(conn), identity, holder="this index"):
         conn.execute(
-            "INSERT INTO meta(key, value) VALUES (?, ?)", (_KEY, identity.model_dump_json())
+            "INSERT INTO meta(key, value) VALUES (?, ?)", (KEY, identity.model_dump_json())
         )

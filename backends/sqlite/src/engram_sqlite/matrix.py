@@ -211,19 +211,40 @@ class SideMatrix:
         (the writer calls this after each commit), rewriting it when 1/``COMPACT_SHARE`` is
         dead; left as it is while fewer than ``at_least`` rows changed since it. True when the
         file is left at this generation (or past it), or there is no file to keep."""
+        current = self.current(conn, dimension, at_least=at_least)
+        if current is not None:
+            return current
+        with contextlib.suppress(OSError):
+            self._append(conn, dimension)
+            return True
+        return False
+
+    def current(
+        self,
+        conn: sqlite3.Connection,
+        dimension: int,
+        *,
+        at_least: int = APPEND_AT,
+        state: State | None = None,
+    ) -> bool | None:
+        """``persist``'s question alone, so a writer can ask it inside its write transaction
+        (where nothing can change the answer before the commit) instead of opening a read
+        after it: True when the file is at this generation (or there is none to keep), False
+        when it may stay behind (fewer than ``at_least`` rows changed, or it cannot be read),
+        None when it takes an append. ``state``: this transaction's, when the writer knows it."""
         if self.path is None:
             return True
-        with contextlib.suppress(OSError):
-            state = read_state(conn)
+        try:
+            state = read_state(conn) if state is None else state
             header = sidefile.header_of(self.path)  # read again under the lock to write
             if header is not None and _fits(header, state, dimension):
                 if header.generation == state.generation:
                     return True
                 if pending(conn, header.generation) < at_least:
                     return False  # searches read these few rows from SQLite
-            self._append(conn, dimension)
-            return True
-        return False
+        except OSError:
+            return False
+        return None
 
     def _append(self, conn: sqlite3.Connection, dimension: int) -> None:
         assert self.path is not None

@@ -34,7 +34,8 @@ from engram_sqlite.records import id_list, to_stamps
 
 FORMAT = 1
 MAGIC = b"ENGRAMST"
-_TOKEN = "SELECT value FROM meta WHERE key = 'documents_token'"
+TOKEN_KEY = "documents_token"
+_TOKEN = f"SELECT value FROM meta WHERE key = '{TOKEN_KEY}'"
 Key = tuple[str, tuple[Any, ...]]  # the stamps query and its parameters
 
 
@@ -54,6 +55,24 @@ class StampCache:
         self.path = path
         self._cached: _Cached | None = None
 
+    def current(
+        self, conn: sqlite3.Connection, query: str, params: Sequence[Any]
+    ) -> dict[str, Stamp] | None:
+        """The cached stamps of ``query`` when the token (read by ONE statement, no
+        transaction needed) says they are current, else None: ``read`` them in a transaction
+        (the SQL read and the token it is kept under must see one snapshot)."""
+        token = _token(conn)
+        key: Key = (query, tuple(params))
+        cached = self._cached
+        if token is None:
+            return None
+        if cached is None or (cached.token, cached.key) != (token, key):
+            cached = self._load(token, key)
+            if cached is None:
+                return None
+            self._cached = cached
+        return dict(cached.stamps)  # the caller's to keep; the cache stays as read
+
     def read(self, conn: sqlite3.Connection, query: str, params: Sequence[Any]) -> dict[str, Stamp]:
         """The stamps of ``query`` (call inside one read transaction): from the cache when
         the token says it is current, else from SQL (and the cache refreshed)."""
@@ -72,9 +91,17 @@ class StampCache:
         self._cached = cached
         return dict(cached.stamps)  # the caller's to keep; the cache stays as read
 
-    def before_write(self, conn: sqlite3.Connection) -> str | None:
-        """The token at the start of a write transaction (None when nothing is cached)."""
-        return None if self._cached is None else _token(conn)
+    def before_write(
+        self, conn: sqlite3.Connection, meta: dict[str, Any] | None = None
+    ) -> str | None:
+        """The token at the start of a write transaction (None when nothing is cached); from
+        ``meta`` (the ``meta`` rows by key) when the writer has just read them."""
+        if self._cached is None:
+            return None
+        if meta is None:
+            return _token(conn)
+        token = meta.get(TOKEN_KEY)
+        return token if isinstance(token, str) else None
 
     def written(self, conn: sqlite3.Connection, before: str | None, ids: Sequence[str]) -> None:
         """After the write of the documents ``ids`` (same transaction, before its commit):
@@ -83,17 +110,24 @@ class StampCache:
         cached = self._cached
         if cached is None:
             return
-        after = _token(conn)
-        if before is None or before != cached.token or after is None:
+        if before is None or before != cached.token:
             self._cached = None
             return
         query, params = cached.key
-        rows = conn.execute(
-            f"{query} AND id IN (SELECT value FROM json_each(?))", [*params, id_list(ids)]
+        # The new token and the written rows in one statement: the token's row, joined with
+        # the rows (none: one row of NULLs beside the token).
+        found = conn.execute(
+            f"SELECT m.value, s.* FROM meta m LEFT JOIN ({query} AND id IN "
+            f"(SELECT value FROM json_each(?))) s WHERE m.key = '{TOKEN_KEY}'",
+            [*params, id_list(ids)],
         ).fetchall()
+        after = found[0][0] if found else None
+        if not isinstance(after, str):
+            self._cached = None
+            return
         for doc_id in ids:
             cached.stamps.pop(doc_id, None)
-        cached.stamps.update(to_stamps(rows))
+        cached.stamps.update(to_stamps([row[1:] for row in found if row[5] is not None]))
         cached.token = after
         cached.saved = False
 

@@ -74,8 +74,9 @@ from engram_sqlite.search_rows import (
     ids_by_rowid,
 )
 from engram_sqlite.stampcache import StampCache
+from engram_sqlite.vector_changes import start_write
 from engram_sqlite.vectors import unit_query
-from engram_sqlite.writes import latest_by_id, metadata_for, write_chunks
+from engram_sqlite.writes import latest_by_id, metadata_for, replace_chunks, write_chunks
 
 
 class SQLiteStore(ClosingStore):
@@ -204,18 +205,26 @@ class SQLiteStore(ClosingStore):
 
     def replace_document(self, document: Document, chunks: Sequence[Chunk]) -> None:
         """The document's chunks become ``chunks`` and its record ``document`` in ONE
-        transaction, then one side-file append: an edited file's whole write."""
+        transaction (only what differs is written: ``writes.replace_chunks``). Whether the side
+        file takes an append is asked inside it (``SideMatrix.current``): a small edit opens
+        no read transaction after its commit."""
         chunks = latest_by_id(chunks)
         metadata, row = metadata_for(chunks), document_row(document)
         with self._db.write() as conn:
-            generation = bump_generation(conn)
-            before = self._stamps.before_write(conn)
-            if chunks:
-                write_chunks(conn, chunks, metadata, ident.load(conn), generation)
-            conn.execute(PRUNE_DOCUMENT, (document.id, id_list([c.id for c in chunks])))
+            start = start_write(conn)
+            before = self._stamps.before_write(conn, start.meta)
+            identity, state = start.identity, start.state
+            replace_chunks(conn, document.id, chunks, metadata, identity, state.generation)
             conn.execute(PUT_DOCUMENT, row)
             self._stamps.written(conn, before, [document.id])
-        self._persist()
+            dimension = None if identity is None else identity.dimension
+            current = (
+                None if dimension is None else self._matrix.current(conn, dimension, state=state)
+            )
+        if current is None:
+            self._persist()  # an append (or no identity: nothing to keep)
+        else:
+            self._behind = not current
 
     def delete_where(self, filter: Filter) -> None:
         where, params = compile_filter(filter)
@@ -265,13 +274,19 @@ class SQLiteStore(ClosingStore):
     def document_stamps(
         self, sources: Sequence[str], roots: Sequence[str], settled_s: float
     ) -> dict[str, Stamp]:
-        """Read through ``stampcache.StampCache``: current by the documents token, or SQL."""
+        """Read through ``stampcache.StampCache``: current by the documents token (one
+        statement, no transaction: every index run asks), or SQL in a read transaction."""
         query, params = stamps_statement(sources, roots, settled_s)
+        with self._db.statement() as conn:
+            cached = self._stamps.current(conn, query, params)
+        if cached is not None:
+            return cached
         with self._db.read() as conn:
             return self._stamps.read(conn, query, params)
 
     def get_documents(self, ids: Sequence[str]) -> dict[str, Document]:
-        with self._db.read() as conn:
+        """One statement, one snapshot by itself: no BEGIN and COMMIT around it."""
+        with self._db.statement() as conn:
             rows = conn.execute(
                 "SELECT id, hash, metadata FROM documents "
                 "WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",

@@ -11,7 +11,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from engram import IndexIdentity
+from engram_sqlite import identity as ident
+from engram_sqlite.migrations import bump_generation
 from engram_sqlite.sidefile import Matrix, Rowids
+from engram_sqlite.stampcache import TOKEN_KEY
 
 FLOAT = np.dtype("<f4")
 
@@ -23,6 +27,32 @@ class State:
     generation: int
     store_uuid: str
     tombstone_floor: int
+
+
+@dataclass(frozen=True)
+class WriteStart:
+    """What a write reads of ``meta`` when it starts: the rows by key (the documents token
+    among them, for ``stampcache``), the identity, and the state its commit will leave."""
+
+    meta: dict[str, Any]
+    identity: IndexIdentity | None
+    state: State
+
+
+_WRITER_META = (
+    f"SELECT key, value FROM meta WHERE key IN ('{ident.KEY}', '{TOKEN_KEY}', 'store_uuid', "
+    "'tombstone_floor')"
+)
+
+
+def start_write(conn: sqlite3.Connection) -> WriteStart:
+    """Bump the generation and read the rest in ONE statement (three readers each asked
+    for their own before). Nothing but this write changes them before its commit."""
+    generation = bump_generation(conn)
+    meta = dict(conn.execute(_WRITER_META).fetchall())
+    raw = meta.get(ident.KEY)
+    identity = None if raw is None else ident.parse(raw)
+    return WriteStart(meta, identity, state_of({**meta, "generation": generation}))
 
 
 def read_state(conn: sqlite3.Connection) -> State:

@@ -58,15 +58,17 @@ def scan(
     respect_gitignore: bool,
     labels: Labels,
     known: Mapping[str, Stamp],
+    resolved: bool = False,
 ) -> Survey:
     """Walk ``roots`` (a root that is a file is taken as given; the first root to find a file
-    keeps it) against ``known``, the stamps of the records under them (``engram.stamps``)."""
+    keeps it) against ``known``, the stamps of the records under them (``engram.stamps``).
+    ``resolved``: the roots are resolved already (not resolved again)."""
     with gc_paused():  # many small objects, no cycles (see engram.ingest.bulk)
         found: set[str] = set()
         suspects: list[_Suspect] = []
         project = project_root.resolve().as_posix()
         for raw_root in roots:
-            root = raw_root.expanduser().resolve()
+            root = raw_root if resolved else raw_root.expanduser().resolve()
             if not root.exists():
                 raise ConfigError(
                     f"vault path {raw_root} does not exist; check vault.paths or the path you gave"
@@ -171,7 +173,9 @@ class Finder:
         self.respect_gitignore = respect_gitignore
         self.labels = labels
 
-    def __call__(self, roots: Sequence[Path], known: Mapping[str, Stamp]) -> Survey:
+    def __call__(
+        self, roots: Sequence[Path], known: Mapping[str, Stamp], *, resolved: bool = False
+    ) -> Survey:
         return scan(
             roots,
             project_root=self.project_root,
@@ -179,4 +183,5 @@ class Finder:
             respect_gitignore=self.respect_gitignore,
             labels=self.labels,
             known=known,
+            resolved=resolved,
         )

@@ -49,15 +49,21 @@ __all__ = [
 ]
 
 
-def read_text(file: VaultFile, max_bytes: int) -> tuple[str, str] | Skipped:
-    """(text, sha256) of a vault file, or why it was skipped (binary, not UTF-8, too large)."""
+def read_text(
+    file: VaultFile, max_bytes: int, size: int | None = None
+) -> tuple[str, str] | Skipped:
+    """(text, sha256) of a vault file, or why it was skipped (binary, not UTF-8, too large).
+    ``size``: what the caller's stat of it just said (no second stat); the read stops past
+    ``max_bytes`` either way, so a file grown since is skipped, not read whole."""
     try:
-        if os.stat(file.location).st_size > max_bytes:
+        if (os.stat(file.location).st_size if size is None else size) > max_bytes:
             return Skipped(path=file.document_id, reason=_too_large(max_bytes))
         with open(file.location, "rb") as handle:
-            data = handle.read()
+            data = handle.read(max_bytes + 1)
     except OSError as exc:
         return Skipped(path=file.document_id, reason=f"unreadable: {exc.strerror or exc}")
+    if len(data) > max_bytes:
+        return Skipped(path=file.document_id, reason=_too_large(max_bytes))
     return _checked(file.document_id, data)
 
 
@@ -93,14 +99,19 @@ def sync_vault(
     max_file_bytes: int,
     dry_run: bool = False,
     progress: Progress | None = None,
+    resolved: bool = False,
 ) -> IndexReport:
     """Bring the store in line with the files ``find`` finds under ``roots`` (a vault's:
-    ``engram.ingest.scan`` walks, matches and stats them in one pass against the stamps)."""
+    ``engram.ingest.scan`` walks, matches and stats them in one pass against the stamps).
+    ``resolved``: the roots are ``Path.resolve()``'s already (each resolve is an ``lstat`` a
+    path component, paid again by every index run)."""
 
     def survey(known: Mapping[str, Stamp]) -> Survey:
-        return find(roots, known)
+        return find(roots, known, resolved=resolved)
 
-    return _sync(survey, roots, store, embedder, make_chunks, max_file_bytes, dry_run, progress, {})
+    return _sync(
+        survey, roots, store, embedder, make_chunks, max_file_bytes, dry_run, progress, {}, resolved
+    )
 
 
 def sync_files(
@@ -143,6 +154,7 @@ def _sync(
     dry_run: bool,
     progress: Progress | None,
     given: Mapping[str, str],
+    resolved: bool = False,
 ) -> IndexReport:
     """Two passes: the first (``survey``) stats every file against its record's stamp (all
     stamps read in one go, roots resolved once) and keeps the files it cannot prove unchanged;
@@ -153,7 +165,8 @@ def _sync(
     records = Records(store)
     try:
         with gc_paused():  # no cycles here, only many small objects
-            known = records.stamps(LABELS, [_posix_root(root) for root in roots], STABLE_S)
+            posix = [_posix_root(root if resolved else root.resolve()) for root in roots]
+            known = records.stamps(LABELS, posix, STABLE_S)
             found = survey(known)
         report.unchanged += found.unchanged
         suspects, removed = found.suspects, found.removed
@@ -239,7 +252,7 @@ def _changed_text(
     chunks. ``written``: its text as just written (not read back)."""
     relabel = old is not None and old.metadata.get("source") != file.source
     if written is None:
-        got = read_text(file, max_file_bytes)
+        got = read_text(file, max_file_bytes, None if stat is None else stat[0])
     else:
         got = written_text(file, written, max_file_bytes)
     if isinstance(got, Skipped) or old is None or relabel or old.hash != got[1]:
@@ -283,9 +296,9 @@ def _labelled(chunks: list[Chunk], source: str) -> list[Chunk]:
 
 
 def _posix_root(root: Path) -> str:
-    """A root as its files' recorded paths start: resolved once a run (not once a record),
-    posix, without a trailing "/" (so the file system's root is "")."""
-    return root.resolve().as_posix().rstrip("/")
+    """A resolved root as its files' recorded paths start (resolved once a run, not once a
+    record): posix, without a trailing "/" (so the file system's root is "")."""
+    return root.as_posix().rstrip("/")
 
 
 def _posix(location: str) -> str:
