@@ -50,17 +50,6 @@ _STORED = (
 )
 # The columns of a stored row ``_STORED`` selects after its rowid, in order.
 _COLUMNS = ("id", "document_id", "document_hash", "metadata", "vector_state", "text")
-_DROP = "DELETE FROM vectors WHERE rowid = ?"
-# A document's rows, and rows of other documents holding one of the given ids (moved here).
-_STORED = (
-    "SELECT c.rowid, c.id, c.document_id, c.document_hash, c.metadata, c.vector_state, c.text, "
-    "v.vector FROM chunks c LEFT JOIN vectors v ON v.rowid = c.rowid "
-    "WHERE c.document_id = ? OR c.id IN (SELECT value FROM json_each(?)) ORDER BY c.rowid"
-)
-_REUSE = (
-    "UPDATE chunks SET id = ?, document_id = ?, document_hash = ?, metadata = ?, "
-    "vector_state = ?, text = ? WHERE rowid = ?"
-)
 _DROP = "DELETE FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))"
 
 
