@@ -26,7 +26,17 @@ from engram_sqlite.driver import load_vec, select
 from engram_sqlite.fts import index_text
 from engram_sqlite.matrix import APPEND_AT, COMPACT_SHARE, Snapshot, _merged
 from engram_sqlite.migrations import MIGRATIONS
-from engram_sqlite.sidefile import HEADER_BYTES, MAGIC, Header, load, read_header
+from engram_sqlite.sidefile import (
+    HEADER_BYTES,
+    MAGIC,
+    Header,
+    HeaderCache,
+    append,
+    load,
+    pack,
+    read_header,
+    rewrite,
+)
 
 DIM = 8
 IDENTITY = IndexIdentity(embedder="rand", model="r8", dimension=DIM, chunker="c")
@@ -472,3 +482,29 @@ def _assert_live_at(store: SQLiteStore, file: Path, generation: int) -> None:
         )
     }
     assert settled <= set(rowids) <= settled | later
+
+
+def test_the_header_cache_reads_the_file_again_only_when_it_moved(tmp_path: Path) -> None:
+    """A writer asks for the header on every write: an unchanged file is one ``stat``; an
+    append (more bytes) or a rewrite (a new inode) is read again; a missing file is None."""
+    path = tmp_path / "side"
+    cache = HeaderCache(path)
+    assert cache() is None
+    first = Header(store_uuid="u", generation=1, dimension=DIM, count=1)
+    rewrite(path, first, pack(np.array([1]), np.ones((1, DIM), dtype=np.float32)))
+    assert cache() == first
+    # Same inode, size and mtime: the cached header stands, whatever the bytes say now.
+    before = path.stat()
+    with path.open("r+b") as fh:
+        fh.write(b"not a header")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert cache() == first
+    rewrite(path, first, pack(np.array([1]), np.ones((1, DIM), dtype=np.float32)))
+    second = Header(store_uuid="u", generation=2, dimension=DIM, count=2)
+    assert append(path, first, second, pack(np.array([2]), np.ones((1, DIM), dtype=np.float32)))
+    assert cache() == second
+    third = Header(store_uuid="u", generation=3, dimension=DIM, count=2)
+    rewrite(path, third, pack(np.array([1, 2]), np.ones((2, DIM), dtype=np.float32)))
+    assert cache() == third  # same size, a new file
+    path.unlink()
+    assert cache() is None

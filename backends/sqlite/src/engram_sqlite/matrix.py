@@ -185,6 +185,7 @@ class SideMatrix:
         self.path = path  # None: an in-memory store keeps its snapshot in memory only
         self._view: View | None = None
         self._snapshot: Snapshot | None = None
+        self._header = None if path is None else sidefile.HeaderCache(path)
 
     def view(self, conn: sqlite3.Connection, dimension: int, state: State | None = None) -> View:
         """The view of the read transaction ``conn`` is in (``state``: its ``read_state``)."""
@@ -236,7 +237,7 @@ class SideMatrix:
             return True
         try:
             state = read_state(conn) if state is None else state
-            header = sidefile.header_of(self.path)  # read again under the lock to write
+            header = self._header() if self._header is not None else None
             if header is not None and _fits(header, state, dimension):
                 if header.generation == state.generation:
                     return True

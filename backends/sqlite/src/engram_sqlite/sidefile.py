@@ -102,6 +102,32 @@ def header_of(path: Path) -> Header | None:
         return None
 
 
+class HeaderCache:
+    """``header_of`` for a writer that asks on every write: the header is read again only when
+    the file's (inode, size, mtime) moved, so an unchanged file costs one ``stat``.
+
+    A header read mid-append (between the records and the header write, within one mtime tick)
+    can stay cached while the file's new header says more: the answer is then an older, true
+    state, and whoever acts on it re-reads under the lock (``SideMatrix._append``). A file that
+    could not be read is never cached."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._key: tuple[int, int, int] | None = None
+        self._header: Header | None = None
+
+    def __call__(self) -> Header | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if key != self._key:
+            header = header_of(self.path)
+            self._key, self._header = (key if header is not None else None), header
+        return self._header
+
+
 def load(path: Path) -> Records | None:
     """The file as a memory map, or None if it is missing, damaged or another format. Header,
     size and map come from one open file, so a rename in between cannot mix two files."""
