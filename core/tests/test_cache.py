@@ -408,3 +408,42 @@ def test_private_spans_never_reach_the_wrapped_embedder_or_the_cache(cache_path:
         assert secret == public and inner.seen == ["key  ok"]
         assert cached.embed(["key <private>other</private> ok"], "query") == [public]
         assert inner.seen == ["key  ok"]  # answered by the cache, keyed on the public text
+
+
+class BufferEmbedder(CountingEmbedder):
+    """Returns float32 arrays and writes over the last one it returned on its next call, as an
+    embedder that reuses one output buffer would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last: np.ndarray | None = None
+
+    def embed(self, texts: Sequence[str], input_type: InputType = "document") -> list[list[float]]:
+        if self.last is not None:
+            self.last[:] = 9.0
+        out = [np.asarray(v, dtype=np.float32) for v in super().embed(texts, input_type)]
+        self.last = out[-1]
+        return out  # type: ignore[return-value]  # arrays act as the lists the protocol names
+
+
+@pytest.mark.parametrize("cached", [True, False])
+def test_embed_arrays_gives_embeds_vectors_as_read_only_float32_arrays(
+    cache: EmbeddingCache, cached: bool
+) -> None:
+    """What ingest hands the store: each text's vector as ``embed`` gives it (float32, whether
+    cached, fresh or without a cache), read-only, and never the embedder's own buffer."""
+    inner = BufferEmbedder()
+    embedder = CachedEmbedder(inner, cache if cached else None)
+    texts = ["alpha", "beta", "alpha", "gamma"]
+    first = embedder.embed_arrays(texts)
+    kept = [a.copy() for a in first]
+    embedder.embed_arrays(["delta"])  # the embedder writes over its last output
+    again = embedder.embed_arrays(texts)  # cached: read back from the file
+    lists = embedder.embed(texts)
+    for arrays in (first, again):
+        assert [a.dtype for a in arrays] == [np.dtype(np.float32)] * 4
+        assert not any(a.flags.writeable for a in arrays)
+        assert [a.tolist() for a in arrays] == lists == [a.tolist() for a in kept]
+    assert lists[0] == f32(CountingEmbedder().embed(["alpha"])[0])
+    assert inner.received[0] == ["alpha", "beta", "gamma"]  # each distinct text once
+    assert len(inner.received) == (2 if cached else 4)

@@ -67,6 +67,15 @@ def text_hash(text: str) -> bytes:
 Vector = Sequence[float] | npt.NDArray[np.float32]
 
 
+def _kept(given: Vector, array: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """``array`` (``given`` checked by ``_as_float32``) as ours and read-only: one vector may be
+    handed to several chunks, and an embedder may reuse the buffer it returned."""
+    if array is given:
+        array = array.copy()
+    array.flags.writeable = False
+    return array
+
+
 def _as_float32(vector: Vector, dimension: int, who: str) -> npt.NDArray[np.float32]:
     """One vector as little-endian float32, checked for length and finite values."""
     try:
@@ -107,11 +116,33 @@ class EmbeddingCache(SqliteHandle):
     ) -> list[list[float] | None]:
         """The cached vector of each text, or ``None`` where there is none."""
         hashes = [text_hash(t) for t in texts]
-        unique = list(dict.fromkeys(hashes))
-        found: dict[bytes, list[float]] = {}
+        found = self._stored(provider, model, dimension, input_type, list(dict.fromkeys(hashes)))
+        return [
+            np.frombuffer(found[h], dtype="<f4").tolist() if h in found else None for h in hashes
+        ]
+
+    def get_arrays(
+        self,
+        provider: str,
+        model: str,
+        dimension: int,
+        input_type: InputType,
+        texts: Sequence[str],
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        """The cached vectors of the texts the cache holds, by text, as read-only float32
+        arrays (what stores keep: no round trip through Python floats)."""
+        by_hash = {text_hash(t): t for t in texts}
+        found = self._stored(provider, model, dimension, input_type, list(by_hash))
+        return {by_hash[h]: np.frombuffer(blob, dtype="<f4") for h, blob in found.items()}
+
+    def _stored(
+        self, provider: str, model: str, dimension: int, input_type: InputType, hashes: list[bytes]
+    ) -> dict[bytes, bytes]:
+        """The stored vector bytes of each of ``hashes`` the cache holds (distinct hashes)."""
+        found: dict[bytes, bytes] = {}
         with self._connection("read") as db:
-            for i in range(0, len(unique), _BATCH):
-                batch = unique[i : i + _BATCH]
+            for i in range(0, len(hashes), _BATCH):
+                batch = hashes[i : i + _BATCH]
                 marks = ",".join("?" * len(batch))
                 rows = db.execute(
                     "SELECT text_sha256, vector FROM embeddings WHERE provider = ? AND "
@@ -121,8 +152,8 @@ class EmbeddingCache(SqliteHandle):
                 ).fetchall()
                 for key, blob in rows:
                     if len(blob) == 4 * dimension:  # anything else is damage: a miss
-                        found[bytes(key)] = np.frombuffer(blob, dtype="<f4").tolist()
-        return [list(found[h]) if h in found else None for h in hashes]
+                        found[bytes(key)] = bytes(blob)
+        return found
 
     def put_many(
         self,
@@ -187,9 +218,10 @@ class CachedEmbedder:
     what reached the real embedder: ``calls`` (embed calls passed on), ``texts_embedded`` (texts
     in them) and ``hits`` (distinct texts per call answered by the cache).
 
-    With a cache, every vector comes back at float32 precision, whether it was cached or fresh, so
-    a text always gets the same vector. A cache that cannot be read or written is skipped with a
-    logged warning: embedding goes on. ``cache=None`` passes every text through (still counted).
+    Every vector comes back at float32 precision (what stores keep), whether it was cached or
+    fresh, with a cache or without, so a text always gets the same vector whichever path embeds
+    it. A cache that cannot be read or written is skipped with a logged warning: embedding goes
+    on. ``cache=None`` passes every text through (still counted).
     ``<private>`` spans are removed before a text is looked up or sent.
     """
 
@@ -205,6 +237,23 @@ class CachedEmbedder:
         self.cache_errors = 0
 
     def embed(self, texts: Sequence[str], input_type: InputType = "document") -> list[list[float]]:
+        vectors = self._embed(texts, input_type)
+        return [v.tolist() if isinstance(v, np.ndarray) else list(v) for v in vectors]
+
+    def embed_arrays(
+        self, texts: Sequence[str], input_type: InputType = "document"
+    ) -> list[npt.NDArray[np.float32]]:
+        """``embed`` as read-only float32 arrays, what stores keep: ingest hands them on without
+        a round trip through Python floats (a list of 384 floats a chunk, built and read back)."""
+        who = f"embedder {self.name}/{self.model}"
+        return [
+            v if isinstance(v, np.ndarray) else _kept(v, _as_float32(v, self.dimension, who))
+            for v in self._embed(texts, input_type)
+        ]
+
+    def _embed(self, texts: Sequence[str], input_type: InputType) -> list[Vector]:
+        """Each text's vector: read-only float32 arrays with a cache, else what the embedder
+        returned."""
         # Every text an open memory embeds passes here, whoever asks (ingest, search, the
         # LangChain and LlamaIndex embeddings): private spans stop here, not in each caller.
         texts = [strip_private(t) for t in texts]
@@ -217,19 +266,19 @@ class CachedEmbedder:
         if missing:
             fresh = self._embed_missing(missing, input_type)
             known.update(zip(missing, fresh, strict=True))
-        return [list(known[t]) for t in texts]
+        return [known[t] for t in texts]
 
-    def _lookup(self, unique: list[str], input_type: InputType) -> dict[str, list[float]]:
+    def _lookup(self, unique: list[str], input_type: InputType) -> dict[str, Vector]:
         if self.cache is None:
             return {}
         try:
-            found = self.cache.get_many(self.name, self.model, self.dimension, input_type, unique)
+            found = self.cache.get_arrays(self.name, self.model, self.dimension, input_type, unique)
         except StoreError as exc:
             self._cache_failed(exc)
             return {}
-        return {t: v for t, v in zip(unique, found, strict=True) if v is not None}
+        return dict(found)
 
-    def _embed_missing(self, missing: list[str], input_type: InputType) -> list[list[float]]:
+    def _embed_missing(self, missing: list[str], input_type: InputType) -> list[Vector]:
         vectors = self.inner.embed(missing, input_type)
         self.calls += 1
         self.texts_embedded += len(missing)
@@ -241,14 +290,14 @@ class CachedEmbedder:
         who = f"embedder {self.name}/{self.model}"
         arrays = [_as_float32(v, self.dimension, who) for v in vectors]
         if self.cache is None:
-            return [list(v) for v in vectors]
+            return [_kept(v, a) for v, a in zip(vectors, arrays, strict=True)]
         try:
             self.cache.put_checked(
                 self.name, self.model, self.dimension, input_type, missing, arrays
             )
         except StoreError as exc:
             self._cache_failed(exc)
-        return [a.tolist() for a in arrays]
+        return [_kept(v, a) for v, a in zip(vectors, arrays, strict=True)]
 
     def _cache_failed(self, exc: StoreError) -> None:
         self.cache_errors += 1

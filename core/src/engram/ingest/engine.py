@@ -15,16 +15,30 @@ that offers ``ReplacesDocuments`` does all three in one transaction instead.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
 
 from engram.errors import EngramError
 from engram.ingest.report import IndexReport
-from engram.models import Chunk, Document
+from engram.models import Chunk, Document, InputType
 from engram.protocols import Embedder, PrunesDocuments, ReplacesDocuments, Store
 
 EMBED_BATCH = 128  # chunks per embedder call
+
+
+@runtime_checkable
+class EmbedsArrays(Protocol):
+    """An embedder that also returns its vectors as read-only float32 arrays
+    (``engram.cache.CachedEmbedder``, which every open memory embeds through): the chunks carry
+    them to the store as they are, with no list of Python floats built and read back."""
+
+    def embed_arrays(
+        self, texts: Sequence[str], input_type: InputType = "document"
+    ) -> list[npt.NDArray[np.float32]]: ...
 
 
 @dataclass
@@ -73,12 +87,17 @@ class DocumentWriter:
                 ]
             self._write(pending, chunks, complete=vectors is not None)
 
-    def _embed(self, texts: list[str], documents: int) -> list[list[float]] | None:
+    def _embed(self, texts: list[str], documents: int) -> Sequence[Sequence[float]] | None:
         """The batch's vectors, or None (with a warning) when the embedder failed."""
         if not texts:
             return []
+        embedder = self.embedder
         try:
-            vectors = self.embedder.embed(texts, input_type="document")
+            vectors: Sequence[Sequence[float]] = (
+                embedder.embed_arrays(texts, input_type="document")  # type: ignore[assignment]
+                if isinstance(embedder, EmbedsArrays)
+                else embedder.embed(texts, input_type="document")
+            )
             if len(vectors) != len(texts):
                 raise ValueError(f"{len(vectors)} vectors for {len(texts)} texts")
         except Exception as exc:  # someone else's code, maybe over a network: keep the run
