@@ -28,6 +28,7 @@ from engram.sqlite_file import SqliteFile, SqliteHandle, write_transaction
 log = logging.getLogger(__name__)
 
 _BATCH = 500  # bound parameters per lookup, well under SQLite's limit
+_ONE_STATEMENT = 500  # rows a write binds in one INSERT: 3,000 parameters (SQLite allows 32,766)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -191,12 +192,17 @@ class EmbeddingCache(SqliteHandle):
         ]
         if not params:
             return
-        with self._connection("write") as db, write_transaction(db):
-            db.executemany(
-                "INSERT OR REPLACE INTO embeddings (provider, model, dimension, "
-                "input_type, text_sha256, vector) VALUES (?, ?, ?, ?, ?, ?)",
-                params,
-            )
+        insert = (
+            "INSERT OR REPLACE INTO embeddings (provider, model, dimension, input_type, "
+            "text_sha256, vector) VALUES "
+        )
+        with self._connection("write") as db:
+            if len(params) <= _ONE_STATEMENT:  # one statement is all or nothing by itself
+                rows = ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(params))
+                db.execute(insert + rows, [value for row in params for value in row])
+                return
+            with write_transaction(db):
+                db.executemany(insert + "(?, ?, ?, ?, ?, ?)", params)
 
     def stats(self) -> CacheStats:
         with self._connection("read") as db:
