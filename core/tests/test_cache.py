@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_support import RecordingEmbedder
-from engram.cache import CachedEmbedder, EmbeddingCache
+from engram.cache import CachedEmbedder, CacheKey, EmbeddingCache
 from engram.chunking import MarkdownChunker
 from engram.default_plugins.hash_embedder import HashEmbedder
 from engram.errors import DimensionMismatch, EmbedderError, InvalidVector, StoreError
@@ -71,7 +71,7 @@ def f32(vector: Sequence[float]) -> list[float]:
 def test_file_is_created_on_first_use_in_wal_mode(cache_path: Path) -> None:
     cache = EmbeddingCache(cache_path)
     assert not cache_path.exists()
-    assert cache.get_many("p", "m", 3, "document", ["x"]) == [None]
+    assert cache.get_many(CacheKey("p", "m", 3, "document"), ["x"]) == [None]
     assert cache_path.is_file()
     cache.close()
     with sqlite3.connect(cache_path) as other:
@@ -80,8 +80,8 @@ def test_file_is_created_on_first_use_in_wal_mode(cache_path: Path) -> None:
 
 def test_put_then_get_round_trips_at_float32(cache: EmbeddingCache) -> None:
     vectors = [[0.1, 0.2, 0.3], [1e-8, -2.5, 3.25]]
-    cache.put_many("p", "m", 3, "document", ["a", "b"], vectors)
-    got = cache.get_many("p", "m", 3, "document", ["b", "missing", "a", "b"])
+    cache.put_many(CacheKey("p", "m", 3, "document"), ["a", "b"], vectors)
+    got = cache.get_many(CacheKey("p", "m", 3, "document"), ["b", "missing", "a", "b"])
     assert got == [f32(vectors[1]), None, f32(vectors[0]), f32(vectors[1])]
 
 
@@ -97,38 +97,38 @@ def test_put_then_get_round_trips_at_float32(cache: EmbeddingCache) -> None:
 def test_every_part_of_the_key_matters(
     cache: EmbeddingCache, key: tuple[str, str, int, InputType]
 ) -> None:
-    cache.put_many("p", "m", 3, "document", ["a"], [[1.0, 2.0, 3.0]])
+    cache.put_many(CacheKey("p", "m", 3, "document"), ["a"], [[1.0, 2.0, 3.0]])
     provider, model, dimension, input_type = key
-    assert cache.get_many(provider, model, dimension, input_type, ["a"]) == [None]
-    assert cache.get_many("p", "m", 3, "document", ["a"]) == [[1.0, 2.0, 3.0]]
+    assert cache.get_many(CacheKey(provider, model, dimension, input_type), ["a"]) == [None]
+    assert cache.get_many(CacheKey("p", "m", 3, "document"), ["a"]) == [[1.0, 2.0, 3.0]]
 
 
 def test_stats_and_clear(cache: EmbeddingCache) -> None:
     assert (cache.stats().entries, cache.stats().bytes) == (0, 0)
-    cache.put_many("p", "m", 4, "document", ["a", "b", "c"], [[1.0] * 4] * 3)
-    cache.put_many("p", "m", 4, "document", ["a"], [[2.0] * 4])  # replaces, no new entry
+    cache.put_many(CacheKey("p", "m", 4, "document"), ["a", "b", "c"], [[1.0] * 4] * 3)
+    cache.put_many(CacheKey("p", "m", 4, "document"), ["a"], [[2.0] * 4])  # replaces, no new entry
     assert (cache.stats().entries, cache.stats().bytes) == (3, 3 * 4 * 4)
-    assert cache.get_many("p", "m", 4, "document", ["a"]) == [[2.0] * 4]
+    assert cache.get_many(CacheKey("p", "m", 4, "document"), ["a"]) == [[2.0] * 4]
     cache.clear()
     assert cache.stats().entries == 0
-    assert cache.get_many("p", "m", 4, "document", ["a", "b"]) == [None, None]
+    assert cache.get_many(CacheKey("p", "m", 4, "document"), ["a", "b"]) == [None, None]
 
 
 def test_many_texts_in_one_lookup(cache: EmbeddingCache) -> None:
     texts = [f"text {i}" for i in range(1300)]  # more than one batch of bound parameters
-    cache.put_many("p", "m", 2, "document", texts, [[float(i), 0.5] for i in range(1300)])
-    got = cache.get_many("p", "m", 2, "document", [*texts, "unknown"])
+    cache.put_many(CacheKey("p", "m", 2, "document"), texts, [[float(i), 0.5] for i in range(1300)])
+    got = cache.get_many(CacheKey("p", "m", 2, "document"), [*texts, "unknown"])
     assert got[:-1] == [[float(i), 0.5] for i in range(1300)]
     assert got[-1] is None
 
 
 def test_bad_vectors_are_refused_and_nothing_is_written(cache: EmbeddingCache) -> None:
     with pytest.raises(DimensionMismatch, match="2 dimensions, expected 3"):
-        cache.put_many("p", "m", 3, "document", ["a", "b"], [[1.0, 2.0, 3.0], [1.0, 2.0]])
+        cache.put_many(CacheKey("p", "m", 3, "document"), ["a", "b"], [[1.0, 2.0, 3.0], [1.0, 2.0]])
     with pytest.raises(InvalidVector, match="NaN or infinite"):
-        cache.put_many("p", "m", 3, "document", ["a"], [[1.0, math.nan, 3.0]])
+        cache.put_many(CacheKey("p", "m", 3, "document"), ["a"], [[1.0, math.nan, 3.0]])
     with pytest.raises(InvalidVector, match="one vector per text"):
-        cache.put_many("p", "m", 3, "document", ["a", "b"], [[1.0, 2.0, 3.0]])
+        cache.put_many(CacheKey("p", "m", 3, "document"), ["a", "b"], [[1.0, 2.0, 3.0]])
     assert cache.stats().entries == 0
 
 
@@ -136,7 +136,7 @@ def test_damaged_file_is_a_store_error_that_says_to_delete_it(cache_path: Path) 
     cache_path.parent.mkdir(parents=True)
     cache_path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(StoreError, match="delete the file"):
-        EmbeddingCache(cache_path).get_many("p", "m", 3, "document", ["a"])
+        EmbeddingCache(cache_path).get_many(CacheKey("p", "m", 3, "document"), ["a"])
 
 
 def test_file_from_a_newer_engram_is_refused(cache_path: Path) -> None:
@@ -312,8 +312,12 @@ def test_two_connections_write_and_read_concurrently(cache_path: Path) -> None:
             start.wait()
             for batch in range(20):
                 texts = [f"w{worker} b{batch} t{i}" for i in range(10)]
-                cache.put_many("p", "m", 2, "document", texts, [[float(worker), 1.0]] * 10)
-                assert all(v is not None for v in cache.get_many("p", "m", 2, "document", texts))
+                cache.put_many(
+                    CacheKey("p", "m", 2, "document"), texts, [[float(worker), 1.0]] * 10
+                )
+                assert all(
+                    v is not None for v in cache.get_many(CacheKey("p", "m", 2, "document"), texts)
+                )
         except BaseException as exc:  # reported below; a thread cannot fail the test itself
             errors.append(exc)
 
@@ -325,7 +329,7 @@ def test_two_connections_write_and_read_concurrently(cache_path: Path) -> None:
     assert errors == []
     for cache in caches:
         assert cache.stats().entries == 4 * 20 * 10
-        assert cache.get_many("p", "m", 2, "document", ["w3 b19 t9"]) == [[3.0, 1.0]]
+        assert cache.get_many(CacheKey("p", "m", 2, "document"), ["w3 b19 t9"]) == [[3.0, 1.0]]
         cache.close()
 
 
@@ -350,7 +354,7 @@ def test_many_openers_of_a_new_file_never_see_it_locked(tmp_path: Path) -> None:
 def _put_one(cache: EmbeddingCache, start: threading.Barrier, errors: list[BaseException]) -> None:
     try:
         start.wait()
-        cache.put_many("p", "m", 2, "document", ["t"], [[1.0, 0.0]])
+        cache.put_many(CacheKey("p", "m", 2, "document"), ["t"], [[1.0, 0.0]])
     except BaseException as exc:  # reported by the test
         errors.append(exc)
 
@@ -358,21 +362,21 @@ def _put_one(cache: EmbeddingCache, start: threading.Barrier, errors: list[BaseE
 def test_another_process_writes_while_this_one_does(cache_path: Path) -> None:
     script = (
         "import sys\n"
-        "from engram.cache import EmbeddingCache\n"
+        "from engram.cache import CacheKey, EmbeddingCache\n"
         "cache = EmbeddingCache(sys.argv[1])\n"
         "for b in range(30):\n"
         "    texts = [f'child {b} {i}' for i in range(20)]\n"
-        "    cache.put_many('p', 'm', 2, 'document', texts, [[2.0, 2.0]] * 20)\n"
+        "    cache.put_many(CacheKey('p', 'm', 2, 'document'), texts, [[2.0, 2.0]] * 20)\n"
         "cache.close()\n"
     )
     child = subprocess.Popen([sys.executable, "-c", script, str(cache_path)])
     with EmbeddingCache(cache_path) as cache:
         for b in range(30):
             texts = [f"parent {b} {i}" for i in range(20)]
-            cache.put_many("p", "m", 2, "document", texts, [[1.0, 1.0]] * 20)
+            cache.put_many(CacheKey("p", "m", 2, "document"), texts, [[1.0, 1.0]] * 20)
         assert child.wait() == 0
         assert cache.stats().entries == 2 * 30 * 20
-        assert cache.get_many("p", "m", 2, "document", ["child 29 19", "parent 0 0"]) == [
+        assert cache.get_many(CacheKey("p", "m", 2, "document"), ["child 29 19", "parent 0 0"]) == [
             [2.0, 2.0],
             [1.0, 1.0],
         ]
@@ -380,21 +384,21 @@ def test_another_process_writes_while_this_one_does(cache_path: Path) -> None:
 
 def test_a_forked_child_opens_its_own_connection(cache_path: Path) -> None:
     with EmbeddingCache(cache_path) as cache:
-        cache.put_many("p", "m", 2, "document", ["parent"], [[1.0, 1.0]])
+        cache.put_many(CacheKey("p", "m", 2, "document"), ["parent"], [[1.0, 1.0]])
         context = multiprocessing.get_context("fork")
         child = context.Process(target=_child_writes, args=(cache,))
         child.start()
         child.join()
         assert child.exitcode == 0
-        assert cache.get_many("p", "m", 2, "document", ["child", "parent"]) == [
+        assert cache.get_many(CacheKey("p", "m", 2, "document"), ["child", "parent"]) == [
             [2.0, 2.0],
             [1.0, 1.0],
         ]
 
 
 def _child_writes(cache: EmbeddingCache) -> None:
-    assert cache.get_many("p", "m", 2, "document", ["parent"]) == [[1.0, 1.0]]
-    cache.put_many("p", "m", 2, "document", ["child"], [[2.0, 2.0]])
+    assert cache.get_many(CacheKey("p", "m", 2, "document"), ["parent"]) == [[1.0, 1.0]]
+    cache.put_many(CacheKey("p", "m", 2, "document"), ["child"], [[2.0, 2.0]])
     cache.close()
 
 

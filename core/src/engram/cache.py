@@ -15,6 +15,7 @@ import hashlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -98,6 +99,16 @@ def _as_float32(vector: Vector, dimension: int, who: str) -> npt.NDArray[np.floa
     return array
 
 
+class CacheKey(NamedTuple):
+    """What a cached vector is filed under besides its text's hash: a text embedded by another
+    model, at another dimension or as a query rather than a document is another entry."""
+
+    provider: str
+    model: str
+    dimension: int
+    input_type: InputType
+
+
 class EmbeddingCache(SqliteHandle):
     """A shared SQLite file of embeddings, created on first use.
 
@@ -107,38 +118,22 @@ class EmbeddingCache(SqliteHandle):
 
     file = CACHE_FILE
 
-    def get_many(
-        self,
-        provider: str,
-        model: str,
-        dimension: int,
-        input_type: InputType,
-        texts: Sequence[str],
-    ) -> list[list[float] | None]:
+    def get_many(self, key: CacheKey, texts: Sequence[str]) -> list[list[float] | None]:
         """The cached vector of each text, or ``None`` where there is none."""
         hashes = [text_hash(t) for t in texts]
-        found = self._stored(provider, model, dimension, input_type, list(dict.fromkeys(hashes)))
+        found = self._stored(key, list(dict.fromkeys(hashes)))
         return [
             np.frombuffer(found[h], dtype="<f4").tolist() if h in found else None for h in hashes
         ]
 
-    def get_arrays(
-        self,
-        provider: str,
-        model: str,
-        dimension: int,
-        input_type: InputType,
-        texts: Sequence[str],
-    ) -> dict[str, npt.NDArray[np.float32]]:
+    def get_arrays(self, key: CacheKey, texts: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """The cached vectors of the texts the cache holds, by text, as read-only float32
         arrays (what stores keep: no round trip through Python floats)."""
         by_hash = {text_hash(t): t for t in texts}
-        found = self._stored(provider, model, dimension, input_type, list(by_hash))
+        found = self._stored(key, list(by_hash))
         return {by_hash[h]: np.frombuffer(blob, dtype="<f4") for h, blob in found.items()}
 
-    def _stored(
-        self, provider: str, model: str, dimension: int, input_type: InputType, hashes: list[bytes]
-    ) -> dict[bytes, bytes]:
+    def _stored(self, key: CacheKey, hashes: list[bytes]) -> dict[bytes, bytes]:
         """The stored vector bytes of each of ``hashes`` the cache holds (distinct hashes)."""
         found: dict[bytes, bytes] = {}
         with self._connection("read") as db:
@@ -149,47 +144,30 @@ class EmbeddingCache(SqliteHandle):
                     "SELECT text_sha256, vector FROM embeddings WHERE provider = ? AND "
                     "model = ? AND dimension = ? AND input_type = ? AND text_sha256 IN "
                     f"({marks})",
-                    (provider, model, dimension, input_type, *batch),
+                    (*key, *batch),
                 ).fetchall()
-                for key, blob in rows:
-                    if len(blob) == 4 * dimension:  # anything else is damage: a miss
-                        found[bytes(key)] = bytes(blob)
+                for digest, blob in rows:
+                    if len(blob) == 4 * key.dimension:  # anything else is damage: a miss
+                        found[bytes(digest)] = bytes(blob)
         return found
 
-    def put_many(
-        self,
-        provider: str,
-        model: str,
-        dimension: int,
-        input_type: InputType,
-        texts: Sequence[str],
-        vectors: Sequence[Vector],
-    ) -> None:
+    def put_many(self, key: CacheKey, texts: Sequence[str], vectors: Sequence[Vector]) -> None:
         """Store one vector per text (replacing older entries); all or nothing."""
         if len(texts) != len(vectors):
             raise InvalidVector(
                 f"put_many got {len(texts)} texts and {len(vectors)} vectors; pass one vector "
                 "per text"
             )
-        who = f"embedder {provider}/{model}"
-        arrays = [_as_float32(v, dimension, who) for v in vectors]
-        self.put_checked(provider, model, dimension, input_type, texts, arrays)
+        who = f"embedder {key.provider}/{key.model}"
+        arrays = [_as_float32(v, key.dimension, who) for v in vectors]
+        self.put_checked(key, texts, arrays)
 
     def put_checked(
-        self,
-        provider: str,
-        model: str,
-        dimension: int,
-        input_type: InputType,
-        texts: Sequence[str],
-        arrays: Sequence[npt.NDArray[np.float32]],
+        self, key: CacheKey, texts: Sequence[str], arrays: Sequence[npt.NDArray[np.float32]]
     ) -> None:
         """``put_many`` of vectors already checked as it checks them (``CachedEmbedder`` has
         just done so): not converted and checked twice."""
-        params = [
-            (provider, model, dimension, input_type, text_hash(t), a.tobytes())
-            for t, a in zip(texts, arrays, strict=True)
-        ]
+        params = [(*key, text_hash(t), a.tobytes()) for t, a in zip(texts, arrays, strict=True)]
         if not params:
             return
         insert = (
@@ -278,7 +256,7 @@ class CachedEmbedder:
         if self.cache is None:
             return {}
         try:
-            found = self.cache.get_arrays(self.name, self.model, self.dimension, input_type, unique)
+            found = self.cache.get_arrays(self._key(input_type), unique)
         except StoreError as exc:
             self._cache_failed(exc)
             return {}
@@ -298,12 +276,13 @@ class CachedEmbedder:
         if self.cache is None:
             return [_kept(v, a) for v, a in zip(vectors, arrays, strict=True)]
         try:
-            self.cache.put_checked(
-                self.name, self.model, self.dimension, input_type, missing, arrays
-            )
+            self.cache.put_checked(self._key(input_type), missing, arrays)
         except StoreError as exc:
             self._cache_failed(exc)
         return [_kept(v, a) for v, a in zip(vectors, arrays, strict=True)]
+
+    def _key(self, input_type: InputType) -> CacheKey:
+        return CacheKey(self.name, self.model, self.dimension, input_type)
 
     def _cache_failed(self, exc: StoreError) -> None:
         self.cache_errors += 1
