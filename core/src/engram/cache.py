@@ -221,23 +221,13 @@ class CachedEmbedder:
         self.cache_errors = 0
 
     def embed(self, texts: Sequence[str], input_type: InputType = "document") -> list[list[float]]:
-        vectors = self._embed(texts, input_type)
-        return [v.tolist() if isinstance(v, np.ndarray) else list(v) for v in vectors]
+        return [v.tolist() for v in self.embed_arrays(texts, input_type)]
 
     def embed_arrays(
         self, texts: Sequence[str], input_type: InputType = "document"
     ) -> list[npt.NDArray[np.float32]]:
         """``embed`` as read-only float32 arrays, what stores keep: ingest hands them on without
         a round trip through Python floats (a list of 384 floats a chunk, built and read back)."""
-        who = f"embedder {self.name}/{self.model}"
-        return [
-            v if isinstance(v, np.ndarray) else _kept(v, _as_float32(v, self.dimension, who))
-            for v in self._embed(texts, input_type)
-        ]
-
-    def _embed(self, texts: Sequence[str], input_type: InputType) -> list[Vector]:
-        """Each text's vector: read-only float32 arrays with a cache, else what the embedder
-        returned."""
         # Every text an open memory embeds passes here, whoever asks (ingest, search, the
         # LangChain and LlamaIndex embeddings): private spans stop here, not in each caller.
         texts = [strip_private(t) for t in texts]
@@ -252,7 +242,9 @@ class CachedEmbedder:
             known.update(zip(missing, fresh, strict=True))
         return [known[t] for t in texts]
 
-    def _lookup(self, unique: list[str], input_type: InputType) -> dict[str, Vector]:
+    def _lookup(
+        self, unique: list[str], input_type: InputType
+    ) -> dict[str, npt.NDArray[np.float32]]:
         if self.cache is None:
             return {}
         try:
@@ -262,7 +254,9 @@ class CachedEmbedder:
             return {}
         return dict(found)
 
-    def _embed_missing(self, missing: list[str], input_type: InputType) -> list[Vector]:
+    def _embed_missing(
+        self, missing: list[str], input_type: InputType
+    ) -> list[npt.NDArray[np.float32]]:
         vectors = self.inner.embed(missing, input_type)
         self.calls += 1
         self.texts_embedded += len(missing)
@@ -273,12 +267,11 @@ class CachedEmbedder:
             )
         who = f"embedder {self.name}/{self.model}"
         arrays = [_as_float32(v, self.dimension, who) for v in vectors]
-        if self.cache is None:
-            return [_kept(v, a) for v, a in zip(vectors, arrays, strict=True)]
-        try:
-            self.cache.put_checked(self._key(input_type), missing, arrays)
-        except StoreError as exc:
-            self._cache_failed(exc)
+        if self.cache is not None:
+            try:
+                self.cache.put_checked(self._key(input_type), missing, arrays)
+            except StoreError as exc:
+                self._cache_failed(exc)
         return [_kept(v, a) for v, a in zip(vectors, arrays, strict=True)]
 
     def _key(self, input_type: InputType) -> CacheKey:
