@@ -5,7 +5,8 @@ constructor signature is the plugin's own business.
 
 Besides the four, a part may offer optional capabilities that core uses when present and does
 without otherwise: ``Closes``, ``Optimizes``, ``Diagnoses``, ``HasOptions`` (any part),
-``PrunesDocuments``, ``ReplacesDocuments``, ``ReadsStamps`` and ``CandidateSearch`` (stores),
+``PrunesDocuments``, ``ReplacesDocuments``, ``ReadsStamps``, ``CandidateSearch`` and
+``SharedStore`` (stores),
 and ``ChecksContradictions``, ``Condenses``, ``ReportsFailures`` (extractors). Each is a
 runtime-checkable protocol, so core asks ``isinstance(part, Optimizes)``, never ``getattr``.
 """
@@ -261,6 +262,17 @@ class Diagnoses(Protocol):
     data for ``engram doctor``. Must not raise for a store that works."""
 
     def diagnostics(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class SharedStore(Protocol):
+    """Optional for a store: ``shared`` is true when this store's data is on a server that many
+    machines write to (PostgreSQL, a Chroma server, LanceDB on object storage). Core then keeps
+    each vault's documents apart by its origin (``engram.origins``): a vault's index, rebuild,
+    prune, forget and reset change only its own origin's rows, and search spans all origins. A
+    store without it, or with ``shared`` false, belongs to one vault."""
+
+    shared: bool
 
 
 @runtime_checkable

@@ -64,6 +64,8 @@ class ChromaStore(ClosingStore):
 
     def __init__(self, options: ChromaOptions | None = None) -> None:
         self.options = options if options is not None else ChromaOptions()
+        # A server is written by many machines: core keeps their origins apart.
+        self.shared = self.options.mode == "server"
         self._client = open_client(self.options)
         self._lock = threading.RLock()
         self._known_identity: IndexIdentity | None = None  # cached once set; reset clears it

@@ -68,6 +68,8 @@ class LanceDBStore(ClosingStore):
 
     def __init__(self, options: LanceDBOptions | None = None) -> None:
         self.options = options if options is not None else LanceDBOptions()
+        # On object storage many machines write one table: core keeps their origins apart.
+        self.shared = self.options.remote
         self._lock = threading.RLock()
         self._db = Database(self.options)
         self._identity: tuple[float, IndexIdentity | None] | None = None
