@@ -235,6 +235,13 @@ class SessionsConfig(_Section):
     claude_dir: Path | None = None
 
 
+class OriginConfig(_Section):
+    """This vault on a store that many machines share (``engram.origins``): its id is kept in
+    ``.engram/origin.json``; ``name`` is what teammates see (default ``<host>:<folder>``)."""
+
+    name: str | None = Field(default=None, max_length=120)
+
+
 class RecallConfig(_Section):
     """The context block an agent gets at session start."""
 
@@ -268,6 +275,7 @@ class EngramConfig(BaseSettings):
     recall: RecallConfig = Field(default_factory=RecallConfig)
     lifecycle: LifecycleConfig = Field(default_factory=LifecycleConfig)
     capture: CaptureConfig = Field(default_factory=CaptureConfig)
+    origin: OriginConfig = Field(default_factory=OriginConfig)
 
     def resolve(self, path: Path | str) -> Path:
         """A configured path made absolute against the project root."""

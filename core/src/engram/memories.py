@@ -57,6 +57,7 @@ from engram.memory_files import (
 )
 from engram.memory_types import NAMES, ages
 from engram.models import ExtractedMemory, MemoryInfo, MemoryType, StoredMemory
+from engram.origins import OriginStore
 from engram.redact import strip_private
 from engram.scopes import SCOPES, MemoryFolder, Scope, check_writable, folder_of, writable_folder
 from engram.writer import Writer
@@ -433,6 +434,13 @@ def find(writer: Writer, id_or_path: str) -> list[Path]:
     the project memory folder). Paths outside every memory folder are refused."""
     roots = [f.path for f in writer.folders]
     check_path_syntax(id_or_path)
+    store = writer.store
+    if isinstance(store, OriginStore) and store.foreign(id_or_path):
+        owner = store.origins().get(id_or_path.split(":", 1)[0], "another machine")
+        raise MemoryNotFound(
+            f"{id_or_path} is {owner}'s, on the shared store: only that machine changes or "
+            "forgets it (`engram get` reads it)"
+        )
     if MEMORY_ID.match(id_or_path):
         matches = [
             p

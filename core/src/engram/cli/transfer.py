@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from engram.cli.common import console, err_console, open_memory
 from engram.errors import ConfigError
+
+if TYPE_CHECKING:
+    from engram.lifecycle.transfer import ExportRecord
+    from engram.memory import Memory
 
 
 def register(app: typer.Typer) -> None:
@@ -22,13 +26,24 @@ def export_command(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write to this file (default: stdout).")
     ] = None,
+    origin: Annotated[
+        str | None,
+        typer.Option(
+            "--origin",
+            help="On a shared store: export the memories another machine (an origin name or "
+            "id, see `engram stats`) indexed there, from the texts the server keeps.",
+        ),
+    ] = None,
 ) -> None:
     """Write every memory (revisions, supersede chains, scopes, importance, access counts) as
     JSON lines, one memory a line: a backup, or a move to another machine."""
     from engram.lifecycle.transfer import export_memories
 
     with open_memory(ctx) as memory:
-        lines = [r.model_dump_json() + "\n" for r in export_memories(memory.writer)]
+        if origin is None:
+            lines = [r.model_dump_json() + "\n" for r in export_memories(memory.writer)]
+        else:
+            lines = [r.model_dump_json() + "\n" for r in _stored_memories(memory, origin)]
     if out is None:
         sys.stdout.write("".join(lines))
         return
@@ -36,6 +51,26 @@ def export_command(
     tmp.write_text("".join(lines), encoding="utf-8")
     tmp.replace(out)
     err_console.print(f"exported {len(lines)} memories → {out}", markup=False, highlight=False)
+
+
+def _stored_memories(memory: Memory, origin: str) -> list[ExportRecord]:
+    """One origin's memories as the shared store keeps them (``export --origin``)."""
+    from engram.lifecycle.transfer import export_stored
+    from engram.origins import OriginStore, split_stored
+
+    store = memory.store
+    if not isinstance(store, OriginStore):
+        raise ConfigError(
+            f"--origin reads a store that many machines share; the {memory.config.store.backend} "
+            "store configured here belongs to this vault alone (plain `engram export` has it all)"
+        )
+    wanted = store.resolve_origin(origin)
+    records = []
+    for stored_id, record in store.all_documents().items():
+        parts = split_stored(stored_id)
+        if parts is not None and parts[0] == wanted:
+            records.append(record.model_copy(update={"id": parts[1]}))
+    return list(export_stored(records, memory.config.memory.dir.as_posix()))
 
 
 def import_command(

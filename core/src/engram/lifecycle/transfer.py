@@ -39,6 +39,7 @@ from engram.lifecycle.memory_io import index_documents, now_ms, stamp
 from engram.lifecycle.revisions import REVISIONS_KEY, revisions_from
 from engram.memory_files import (
     check_path_syntax,
+    info_from,
     memory_files,
     read_info,
     render,
@@ -46,7 +47,8 @@ from engram.memory_files import (
     wording_of,
     write_new_file,
 )
-from engram.models import Revision
+from engram.models import Document, Revision
+from engram.origins import TEXT_KEY
 from engram.redact import strip_private
 from engram.scopes import SCOPES, MemoryFolder, writable_folder
 from engram.writer import Writer
@@ -124,6 +126,41 @@ def export_memories(writer: Writer) -> Iterator[ExportRecord]:
                 last_accessed_at=stamp(datetime.fromtimestamp(seen.last_at, UTC)) if seen else None,
                 markdown=text,
             )
+
+
+def export_stored(records: Iterable[Document], memory_dir: str) -> Iterator[ExportRecord]:
+    """Every memory among one origin's records on a shared store (``engram export --origin``):
+    the server keeps each file's text, so a lost machine's memories come back as markdown.
+    ``records`` are under the origin's own ids (project-relative, or absolute outside);
+    ``memory_dir`` is ``[memory] dir``, which a team shares through its ``engram.toml``: a
+    memory's path inside its folder is its id after that prefix, else its last two parts."""
+    prefix = PurePosixPath(memory_dir).as_posix().strip("/") + "/"
+    for record in sorted(records, key=lambda r: r.id):
+        text = record.metadata.get(TEXT_KEY)
+        if record.metadata.get("source") != "memory" or not isinstance(text, str):
+            continue
+        meta = read_frontmatter(text).metadata
+        info = info_from(meta, Path(record.id), Path("/"))
+        if info.id is None or info.scope not in SCOPES:
+            continue  # a note someone placed in a memory folder: not a memory to bring back
+        inside = record.id[len(prefix) :] if record.id.startswith(prefix) else ""
+        yield ExportRecord(
+            id=info.id,
+            scope=info.scope,
+            path=inside or "/".join(PurePosixPath(record.id).parts[-2:]),
+            type=info.type,
+            title=info.title,
+            status=info.status,
+            created_at=info.created_at,
+            updated_at=info.updated_at,
+            importance=info.importance,
+            supersedes=info.supersedes,
+            superseded_by=info.superseded_by,
+            conflicts_with=info.conflicts_with,
+            related=info.related,
+            revisions=revisions_from(meta),
+            markdown=text,
+        )
 
 
 # --------------------------------------------------------------------------- import
