@@ -25,6 +25,11 @@ from __future__ import annotations
 from psycopg import Connection, sql
 
 LOCK_PREFIX = "engram-postgres:"
+# The ISO dates and datetimes a date range reads (``filters.py`` names the known limit).
+ISO_PATTERN = (
+    r"^\d{4}-\d{2}-\d{2}"
+    r"([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}(:?\d{2})?)?)?$"
+)
 
 MIGRATIONS: list[tuple[int, str]] = [
     (
@@ -39,7 +44,7 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE OR REPLACE FUNCTION {schema}.iso_time(value text) RETURNS timestamptz
         LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE SET timezone = 'UTC' AS $fn$
         BEGIN
-            IF value ~ '^\\d{{4}}-\\d{{2}}-\\d{{2}}([T ]\\d{{2}}:\\d{{2}}(:\\d{{2}}(\\.\\d{{1,6}})?)?(Z|[+-]\\d{{2}}(:?\\d{{2}})?)?)?$' THEN
+            IF value ~ {iso_pattern} THEN
                 RETURN value::timestamptz;
             END IF;
             RETURN NULL;
@@ -92,7 +97,11 @@ def migrate(conn: Connection[tuple[object, ...]], schema: str) -> list[int]:
             if version <= current:
                 continue
             with conn.transaction():
-                conn.execute(sql.SQL(statement).format(schema=ident))  # type: ignore[arg-type]
+                conn.execute(
+                    sql.SQL(statement).format(  # type: ignore[arg-type]
+                        schema=ident, iso_pattern=sql.Literal(ISO_PATTERN)
+                    )
+                )
                 conn.execute(
                     sql.SQL("INSERT INTO {}.migrations (version) VALUES (%s)").format(ident),
                     (version,),

@@ -344,33 +344,75 @@ class PostgresStore(ClosingStore):
         where, params = compile_filter(filter, self.options.pg_schema)
         if k == 0:
             return []
-        score = "COALESCE(1 - NULLIF(d, 'NaN'), 0)"
         with self._db.connection("searching vectors") as conn:
-            if self._has_hnsw(conn):
-                conn.execute(
-                    "SELECT set_config('hnsw.ef_search', %s, true), "
-                    "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-                    (str(max(self.options.ef_search, k)),),
+            statement, values = self._vector_statement(conn, query, k, where, params)
+            rows = conn.execute(statement, values, binary=True).fetchall()
+            if len(rows) < k and self._hnsw:
+                # A filter so rare that the iterative scan gave up (hnsw.max_scan_tuples): the
+                # exact scan finds what there is.
+                statement, values = self._vector_statement(
+                    conn, query, k, where, params, exact=True
                 )
-                statement = self._sql(
-                    "WITH top AS MATERIALIZED (SELECT c.seq, c.embedding <=> %s AS d "
-                    "FROM {chunks} c WHERE c.embedding IS NOT NULL AND {where} "
-                    "ORDER BY c.embedding <=> %s LIMIT %s) "
-                    f"SELECT {CHUNK_COLUMNS}, c.embedding, {score} AS score FROM top "
-                    "JOIN {chunks} c ON c.seq = top.seq ORDER BY top.d, c.seq",
-                    where=where,
-                )
-                rows = conn.execute(statement, (query, *params, query, k), binary=True).fetchall()
-            else:
-                statement = self._sql(
-                    f"SELECT {CHUNK_COLUMNS}, c.embedding, {score} AS score FROM "
-                    "(SELECT c.*, c.embedding <=> %s AS d FROM {chunks} c "
-                    "WHERE c.embedding IS NOT NULL AND {where}) AS c "
-                    "ORDER BY score DESC, c.seq LIMIT %s",
-                    where=where,
-                )
-                rows = conn.execute(statement, (query, *params, k), binary=True).fetchall()
+                rows = conn.execute(statement, values, binary=True).fetchall()
         return [Hit(chunk=to_chunk(r), score=float(r[6]), vector_score=float(r[6])) for r in rows]
+
+    def vector_plan(self, vector: Sequence[float], k: int, filter: Filter | None = None) -> str:
+        """PostgreSQL's plan for ``vector_search`` (``EXPLAIN``): tests and ``doctor`` use it to
+        see whether the HNSW index answers."""
+        identity = self._search_identity()
+        if identity is None:
+            return "no identity: nothing to search"
+        query = check_vector(vector, identity, "the query vector").astype(np.float32)
+        where, params = compile_filter(filter, self.options.pg_schema)
+        with self._db.connection("explaining a vector search") as conn:
+            statement, values = self._vector_statement(conn, query, max(k, 1), where, params)
+            rows = conn.execute(sql.SQL("EXPLAIN ") + statement, values).fetchall()
+        return "\n".join(str(r[0]) for r in rows)
+
+    def _vector_statement(
+        self,
+        conn: Conn,
+        query: np.ndarray[Any, Any],
+        k: int,
+        where: sql.Composable,
+        params: list[Any],
+        *,
+        exact: bool = False,
+    ) -> tuple[sql.Composed, list[Any]]:
+        """The exact scan, or past the threshold the HNSW scan (its settings set for this
+        transaction: sequential scans off, so the planner takes the index even where it
+        guesses a scan is as cheap). ``k`` is an int of ours, written as a literal: with a
+        bound LIMIT a prepared statement's generic plan guesses a large one."""
+        score = "COALESCE(1 - NULLIF(d, 'NaN'), 0)"
+        limit = sql.Literal(int(k))
+        if not exact and self._has_hnsw(conn):
+            conn.execute(
+                "SELECT set_config('hnsw.ef_search', %s, true), "
+                "set_config('enable_seqscan', 'off', true), "
+                "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                (str(max(self.options.ef_search, k)),),
+            )
+            statement = self._sql(
+                "WITH top AS MATERIALIZED (SELECT c.seq, c.embedding <=> %s AS d "
+                "FROM {chunks} c WHERE {where} "
+                "ORDER BY c.embedding <=> %s LIMIT {limit}) "
+                f"SELECT {CHUNK_COLUMNS}, c.embedding, {score} AS score FROM top "
+                "JOIN {chunks} c ON c.seq = top.seq ORDER BY top.d, c.seq",
+                where=where,
+                limit=limit,
+            )
+            return statement, [query, *params, query]
+        if exact:
+            conn.execute("SELECT set_config('enable_seqscan', 'on', true)")
+        statement = self._sql(
+            f"SELECT {CHUNK_COLUMNS}, c.embedding, {score} AS score FROM "
+            "(SELECT c.*, c.embedding <=> %s AS d FROM {chunks} c "
+            "WHERE c.embedding IS NOT NULL AND {where}) AS c "
+            "ORDER BY score DESC, c.seq LIMIT {limit}",
+            where=where,
+            limit=limit,
+        )
+        return statement, [query, *params]
 
     def keyword_search(self, query: str, k: int, filter: Filter | None = None) -> list[Hit]:
         """Full-text search: any of the query's words matches, ranked by ``ts_rank`` (> 0). The

