@@ -131,8 +131,9 @@ def test_a_server_that_goes_away_is_a_clear_error_and_coming_back_heals(
     own_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ENGRAM_OWN_DSN", own_server.get_uri())
-    options = PostgresOptions(dsn_env="ENGRAM_OWN_DSN", namespace=fresh_namespace(),
-                              connect_timeout=2)
+    options = PostgresOptions(
+        dsn_env="ENGRAM_OWN_DSN", namespace=fresh_namespace(), connect_timeout=2
+    )
     store = PostgresStore(options)
     try:
         store.set_identity(IDENTITY)
@@ -227,8 +228,10 @@ def child(root: Path, namespace: str, kill_at: int) -> subprocess.CompletedProce
 
 
 def final_state(root: Path, namespace: str) -> tuple[list[tuple[str, str, str]], int]:
-    config = {"store": {"backend": "postgres", "namespace": namespace},
-              "embedder": {"provider": "hash"}}
+    config = {
+        "store": {"backend": "postgres", "namespace": namespace},
+        "embedder": {"provider": "hash"},
+    }
     with Memory.open(load_config(config, start=root)) as memory:
         memory.index([root / "notes"])
         found = memory.store.keyword_search("zebracorn", 10)

@@ -11,12 +11,14 @@ from engram import Chunk, Document, IndexIdentity, StoreError
 from engram_postgres.jsontext import dumps, has_nul
 from engram_postgres.words import tsvector_text
 
-# Selected as "c.<column>": id, document_id, document_hash, text, metadata, then the vector (or
-# NULL when a search does not return vectors).
-CHUNK_COLUMNS = "c.id, c.document_id, c.document_hash, c.text, c.metadata"
+# Selected as "c.<column>": id, document_id, document_hash, text, metadata, the unit vector and
+# its norm; whatever a statement adds (a score, the seq) comes at index 7.
+CHUNK_COLUMNS = "c.id, c.document_id, c.document_hash, c.text, c.metadata, c.embedding, c.norm"
+EXTRA = 7
 
 
 def to_chunk(row: Sequence[Any]) -> Chunk:
+    """A chunk from its row; the vector is the stored unit vector times the stored norm."""
     vector = row[5]
     return Chunk(
         id=row[0],
@@ -24,14 +26,26 @@ def to_chunk(row: Sequence[Any]) -> Chunk:
         document_hash=row[2],
         text=row[3],
         metadata=row[4],
-        vector=None if vector is None else _floats(vector),
+        vector=None if vector is None else _floats(vector, row[6]),
     )
 
 
-def _floats(vector: Any) -> list[float]:
-    """A pgvector ``Vector`` (or array) as Python floats (float32 widened exactly)."""
+def unit_and_norm(values: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], float]:
+    """A finite float64 vector as (float32 unit vector, norm): pgvector sums in float32, so
+    vectors are stored unit length (a 3e30 component would overflow its cosine to NaN) and
+    ``get`` gives back ``unit * norm``, the written vector up to float32 rounding."""
+    scale = float(np.max(np.abs(values))) if values.size else 0.0
+    if scale == 0.0:
+        return values.astype(np.float32), 0.0
+    scaled = values / scale
+    length = float(np.linalg.norm(scaled))
+    return (scaled / length).astype(np.float32), scale * length
+
+
+def _floats(vector: Any, norm: float | None) -> list[float]:
+    """A pgvector ``Vector`` (or array) times ``norm``, as Python floats."""
     array = vector.to_numpy() if hasattr(vector, "to_numpy") else np.asarray(vector)
-    values: list[float] = array.astype(np.float64).tolist()
+    values: list[float] = (array.astype(np.float64) * (1.0 if norm is None else norm)).tolist()
     return values
 
 
@@ -60,13 +74,16 @@ def refuse_nul(chunks: Sequence[Chunk], documents: Sequence[Document] = ()) -> N
 
 
 def chunk_params(c: Chunk, vector: np.ndarray[Any, Any] | None) -> tuple[Any, ...]:
+    """The INSERT parameters of ``c``, ``vector`` the checked float64 vector (or None)."""
+    unit, norm = (None, None) if vector is None else unit_and_norm(vector)
     return (
         c.id,
         c.document_id,
         c.document_hash,
         c.text,
         dumps(c.metadata),
-        vector,
+        unit,
+        norm,
         tsvector_text(c.text),
     )
 

