@@ -158,7 +158,8 @@ def test_a_client_waits_while_another_migrates(postgres_dsn: str) -> None:
 MIGRATE_CHILD = """
 import sys
 from engram_postgres import PostgresOptions, PostgresStore
-store = PostgresStore(PostgresOptions.model_validate({"schema": sys.argv[1], "namespace": sys.argv[2]}))
+options = {"schema": sys.argv[1], "namespace": sys.argv[2]}
+store = PostgresStore(PostgresOptions.model_validate(options))
 store.close()
 print("ok")
 """
