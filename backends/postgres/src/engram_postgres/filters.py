@@ -35,7 +35,7 @@ from engram import (
     Or,
     Range,
 )
-from engram_postgres.jsontext import number_text
+from engram_postgres.jsontext import enc, number_text
 
 _FIELD = re.compile(FIELD_PATTERN)
 _RANGE_OPS = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
@@ -84,7 +84,8 @@ def _field(name: str) -> str:
 
 
 def json_literal(value: Any) -> str | None:
-    """A filter value as jsonb text, or None for one no metadata can hold (NaN, ±inf, NUL)."""
+    """A filter value as jsonb text (strings escaped as stored), or None for one no metadata
+    can hold (NaN, ±inf)."""
     if value is None or isinstance(value, bool):
         return json.dumps(value)
     if isinstance(value, int | float):
@@ -92,7 +93,7 @@ def json_literal(value: Any) -> str | None:
             return None
         return number_text(value)
     if isinstance(value, str):
-        return None if "\x00" in value else json.dumps(value, ensure_ascii=False)
+        return json.dumps(enc(value), ensure_ascii=False)
     return None
 
 

@@ -1,15 +1,48 @@
-"""Metadata as JSON text that survives ``jsonb`` with its types.
+"""Text and metadata as PostgreSQL keeps them, given back exactly.
 
-``jsonb`` keeps numbers as ``numeric``: ``1e+16`` comes back as ``10000000000000000``, which
-Python reads as an int. Floats are therefore written in plain decimal with a fraction
-(``10000000000000000.0``): numeric keeps the scale, so they come back as floats, exactly.
+- NUL: PostgreSQL ``text`` and ``jsonb`` cannot hold U+0000, yet any string is a valid engram id,
+  text or metadata value. Strings are stored with U+0001 as an escape (U+0001 → U+0001 U+0001,
+  U+0000 → U+0001 "0") and decoded on the way out: strings without either character, nearly
+  all, are stored as they are.
+- Numbers: ``jsonb`` keeps them as ``numeric``: ``1e+16`` comes back as ``10000000000000000``,
+  which Python reads as an int. Floats are therefore written in plain decimal with a fraction
+  (``10000000000000000.0``): numeric keeps the scale, so they come back as floats, exactly.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
 from typing import Any
+
+ESC = "\x01"
+_ESCAPED = re.compile("\x01(\x01|0)")
+
+
+def enc(text: str) -> str:
+    """``text`` as stored (NUL and the escape character escaped)."""
+    if "\x00" not in text and ESC not in text:
+        return text
+    return text.replace(ESC, ESC + ESC).replace("\x00", ESC + "0")
+
+
+def dec(text: str) -> str:
+    """A stored string as it was given."""
+    if ESC not in text:
+        return text
+    return _ESCAPED.sub(lambda m: "\x00" if m.group(1) == "0" else ESC, text)
+
+
+def dec_value(value: Any) -> Any:
+    """Loaded metadata with every string (keys included) decoded."""
+    if isinstance(value, str):
+        return dec(value)
+    if isinstance(value, dict):
+        return {dec(k): dec_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [dec_value(v) for v in value]
+    return value
 
 
 def number_text(value: int | float) -> str:
@@ -22,24 +55,15 @@ def number_text(value: int | float) -> str:
 
 def dumps(value: Any) -> str:
     """JSON text for ``value`` (dicts, lists, strings, numbers, booleans, None)."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        return json.dumps(enc(value), ensure_ascii=False)
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
     if isinstance(value, int | float):
         return number_text(value)
     if isinstance(value, dict):
-        items = (f"{json.dumps(str(k), ensure_ascii=False)}:{dumps(v)}" for k, v in value.items())
+        items = (f"{dumps(str(k))}:{dumps(v)}" for k, v in value.items())
         return "{" + ",".join(items) + "}"
     if isinstance(value, list | tuple):
         return "[" + ",".join(dumps(v) for v in value) + "]"
     raise TypeError(f"metadata value of type {type(value).__name__} is not JSON")
-
-
-def has_nul(value: Any) -> bool:
-    """Whether a NUL character hides anywhere in ``value``: PostgreSQL text and jsonb refuse it."""
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(has_nul(k) or has_nul(v) for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return any(has_nul(v) for v in value)
-    return False

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from engram import Chunk, Document, IndexIdentity, StoreError
-from engram_postgres.jsontext import dumps, has_nul
+from engram import Chunk, Document, IndexIdentity
+from engram_postgres.jsontext import dec, dec_value, dumps, enc
 from engram_postgres.words import tsvector_text
 
 # Selected as "c.<column>": id, document_id, document_hash, text, metadata, the unit vector and
@@ -21,11 +21,11 @@ def to_chunk(row: Sequence[Any]) -> Chunk:
     """A chunk from its row; the vector is the stored unit vector times the stored norm."""
     vector = row[5]
     return Chunk(
-        id=row[0],
-        document_id=row[1],
-        document_hash=row[2],
-        text=row[3],
-        metadata=row[4],
+        id=dec(row[0]),
+        document_id=dec(row[1]),
+        document_hash=dec(row[2]),
+        text=dec(row[3]),
+        metadata=dec_value(row[4]),
         vector=None if vector is None else _floats(vector, row[6]),
     )
 
@@ -50,37 +50,21 @@ def _floats(vector: Any, norm: float | None) -> list[float]:
 
 
 def to_document(row: Sequence[Any]) -> Document:
-    return Document(id=row[0], hash=row[1], metadata=row[2])
+    return Document(id=dec(row[0]), hash=dec(row[1]), metadata=dec_value(row[2]))
 
 
 def to_identity(value: Any) -> IndexIdentity | None:
     return None if value is None else IndexIdentity.model_validate(value)
 
 
-def refuse_nul(chunks: Sequence[Chunk], documents: Sequence[Document] = ()) -> None:
-    """PostgreSQL text cannot hold U+0000: refuse the batch before writing any of it."""
-    for c in chunks:
-        if has_nul([c.id, c.document_id, c.document_hash, c.text]) or has_nul(c.metadata):
-            raise StoreError(
-                f"chunk {c.id!r} holds a NUL character (U+0000), which PostgreSQL text cannot "
-                f"store; remove it from the source text or metadata"
-            )
-    for d in documents:
-        if has_nul([d.id, d.hash]) or has_nul(d.metadata):
-            raise StoreError(
-                f"document {d.id!r} holds a NUL character (U+0000), which PostgreSQL text "
-                f"cannot store; remove it from its metadata"
-            )
-
-
 def chunk_params(c: Chunk, vector: np.ndarray[Any, Any] | None) -> tuple[Any, ...]:
     """The INSERT parameters of ``c``, ``vector`` the checked float64 vector (or None)."""
     unit, norm = (None, None) if vector is None else unit_and_norm(vector)
     return (
-        c.id,
-        c.document_id,
-        c.document_hash,
-        c.text,
+        enc(c.id),
+        enc(c.document_id),
+        enc(c.document_hash),
+        enc(c.text),
         dumps(c.metadata),
         unit,
         norm,
@@ -89,4 +73,4 @@ def chunk_params(c: Chunk, vector: np.ndarray[Any, Any] | None) -> tuple[Any, ..
 
 
 def document_params(d: Document) -> tuple[str, str, str]:
-    return (d.id, d.hash, dumps(d.metadata))
+    return (enc(d.id), enc(d.hash), dumps(d.metadata))

@@ -33,19 +33,19 @@ from engram import (
 )
 from engram_postgres.connection import Database
 from engram_postgres.filters import compile_filter
+from engram_postgres.jsontext import enc
 from engram_postgres.options import PostgresOptions
 from engram_postgres.rows import (
     CHUNK_COLUMNS,
     EXTRA,
     chunk_params,
     document_params,
-    refuse_nul,
     to_chunk,
     to_document,
     to_identity,
     unit_and_norm,
 )
-from engram_postgres.schema import LATEST, Tables, exists, namespace_number
+from engram_postgres.schema import LATEST, Tables, namespace_number
 from engram_postgres.words import tsquery_text
 
 Conn = Connection[Any]
@@ -181,7 +181,6 @@ class PostgresStore(ClosingStore):
     ) -> list[tuple[Any, ...]]:
         """Checked rows, sorted by id (two writers lock rows in the same order: no deadlock)."""
         latest = sorted({c.id: c for c in chunks}.values(), key=lambda c: c.id)
-        refuse_nul(latest)
         rows: list[tuple[Any, ...]] = []
         for c in latest:
             vector = None
@@ -224,21 +223,21 @@ class PostgresStore(ClosingStore):
         with self._db.connection("reading chunks") as conn:
             rows = conn.execute(
                 self._sql(f"SELECT {CHUNK_COLUMNS} FROM {{chunks}} c WHERE c.id = ANY(%s::text[])"),
-                (ids,),
+                ([enc(i) for i in ids],),
                 binary=True,
             ).fetchall()
-        found = {row[0]: to_chunk(row) for row in rows}
+        found = {c.id: c for c in map(to_chunk, rows)}
         return [found[i] for i in ids if i in found]
 
     def delete(self, ids: Sequence[str]) -> None:
-        ids = sorted(set(ids))
+        ids = sorted({enc(i) for i in ids})
         if not ids:
             return
         with self._db.connection("deleting chunks") as conn:
             conn.execute(self._sql("DELETE FROM {chunks} WHERE id = ANY(%s::text[])"), (ids,))
 
     def delete_documents(self, document_ids: Sequence[str]) -> None:
-        document_ids = sorted(set(document_ids))
+        document_ids = sorted({enc(i) for i in document_ids})
         if not document_ids:
             return
         with self._db.connection("deleting documents") as conn:
@@ -253,18 +252,17 @@ class PostgresStore(ClosingStore):
     def prune_document(self, document_id: str, keep: Sequence[str]) -> None:
         """Every chunk of ``document_id`` not in ``keep`` goes (found by its document column)."""
         with self._db.connection("pruning a document") as conn:
-            self._prune(conn, document_id, list(keep))
+            self._prune(conn, document_id, [enc(k) for k in keep])
 
     def _prune(self, conn: Conn, document_id: str, keep: list[str]) -> None:
         conn.execute(
             self._sql("DELETE FROM {chunks} WHERE document_id = %s AND NOT (id = ANY(%s::text[]))"),
-            (document_id, keep),
+            (enc(document_id), keep),
         )
 
     def replace_document(self, document: Document, chunks: Sequence[Chunk]) -> None:
         """The document's chunks become ``chunks`` and its record ``document``, in ONE
         transaction: a crash leaves the old document whole or the new one."""
-        refuse_nul([], [document])
         with self._db.connection("replacing a document") as conn:
             identity = self._read_identity(conn, " FOR SHARE")
             rows = self._prepared(chunks, identity)
@@ -314,7 +312,6 @@ class PostgresStore(ClosingStore):
         )
 
     def put_document(self, document: Document) -> None:
-        refuse_nul([], [document])
         with self._db.connection("writing a document record") as conn:
             self._put_document(conn, document)
 
@@ -323,7 +320,7 @@ class PostgresStore(ClosingStore):
             rows = conn.execute(
                 self._sql("SELECT id, hash, metadata FROM {documents} ORDER BY id")
             ).fetchall()
-        return {row[0]: to_document(row) for row in rows}
+        return {d.id: d for d in map(to_document, rows)}
 
     # -- search -------------------------------------------------------------------------------
 
@@ -439,52 +436,80 @@ class PostgresStore(ClosingStore):
     # -- HNSW ---------------------------------------------------------------------------------
 
     def _has_hnsw(self, conn: Conn | None = None) -> bool:
+        """Whether the namespace has a valid HNSW index (remembered once seen: a search on a
+        namespace whose index another client dropped is still exact, only slower)."""
         if self._hnsw:
             return True
         if conn is None:
             with self._db.connection("reading the indexes") as own:
-                self._hnsw = exists(own, self.tables.hnsw)
+                self._hnsw = self._index_state(own) is True
         else:
-            self._hnsw = exists(conn, self.tables.hnsw)
+            self._hnsw = self._index_state(conn) is True
         return self._hnsw
 
+    def _index_state(self, conn: Conn) -> bool | None:
+        """None without an HNSW index, else whether it is valid (a concurrent build that was
+        cut leaves an invalid one)."""
+        row = conn.execute(
+            "SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s)",
+            (self.tables.hnsw.as_string(conn),),
+        ).fetchone()
+        return None if row is None else bool(row[0])
+
     def _build_hnsw(self, *, force_check: bool = False) -> bool:
-        """Build the HNSW index once the namespace holds more than ``hnsw_threshold`` chunks
-        (one client builds it, under the schema's advisory lock); whether it was built now."""
+        """Build the HNSW index once the namespace holds more than ``hnsw_threshold`` chunks;
+        whether it was built now. ``CREATE INDEX CONCURRENTLY``: other clients keep writing
+        while it builds; one client builds (a session advisory lock, the others go on without
+        waiting), and an invalid index a cut build left is dropped and built again."""
         if self._hnsw and not force_check:
             return False
-        identity = self._identity
-        with self._db.connection("building the HNSW index") as conn:
-            if exists(conn, self.tables.hnsw):
-                self._hnsw = True
-                return False
-            identity = self._read_identity(conn)
-            if identity is None:
-                return False
-            row = conn.execute(
-                self._sql("SELECT count(*) FROM (SELECT 1 FROM {chunks} LIMIT %s) AS x"),
-                (self.options.hnsw_threshold + 1,),
-            ).fetchone()
-            if row is None or int(row[0]) <= self.options.hnsw_threshold:
-                return False
-            conn.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                (f"engram-postgres-hnsw:{self.tables.hnsw.as_string(conn)}",),
-            )
-            if exists(conn, self.tables.hnsw):
-                self._hnsw = True
-                return False
-            conn.execute(
-                self._sql(
-                    "CREATE INDEX {index} ON {chunks} USING hnsw (embedding vector_cosine_ops) "
-                    "WITH (m = {m}, ef_construction = {ef})",
-                    index=self.tables.hnsw_bare,
-                    m=sql.Literal(int(self.options.hnsw_m)),
-                    ef=sql.Literal(int(self.options.hnsw_ef_construction)),
-                )
-            )
+        key = f"engram-postgres-hnsw:{self.options.pg_schema}:{self.tables.number}"
+        with self._db.errors("building the HNSW index"), self._db.pool.connection() as conn:
+            conn.autocommit = True
+            try:
+                if self._index_state(conn) is True or not self._ready_for_hnsw(conn):
+                    self._hnsw = self._index_state(conn) is True
+                    return False
+                got = conn.execute(
+                    "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)
+                ).fetchone()
+                if not (got and got[0]):
+                    return False  # another client is building it
+                try:
+                    state = self._index_state(conn)
+                    if state is True:
+                        self._hnsw = True
+                        return False
+                    if state is False:
+                        conn.execute(
+                            sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(self.tables.hnsw)
+                        )
+                    conn.execute(
+                        self._sql(
+                            "CREATE INDEX CONCURRENTLY {index} ON {chunks} "
+                            "USING hnsw (embedding vector_cosine_ops) "
+                            "WITH (m = {m}, ef_construction = {ef})",
+                            index=self.tables.hnsw_bare,
+                            m=sql.Literal(int(self.options.hnsw_m)),
+                            ef=sql.Literal(int(self.options.hnsw_ef_construction)),
+                        )
+                    )
+                finally:
+                    conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+            finally:
+                conn.autocommit = False
         self._hnsw = True
         return True
+
+    def _ready_for_hnsw(self, conn: Conn) -> bool:
+        """An identity (a typed vector column) and more chunks than the threshold."""
+        if self._read_identity(conn) is None:
+            return False
+        row = conn.execute(
+            self._sql("SELECT count(*) FROM (SELECT 1 FROM {chunks} LIMIT %s) AS x"),
+            (self.options.hnsw_threshold + 1,),
+        ).fetchone()
+        return row is not None and int(row[0]) > self.options.hnsw_threshold
 
     # -- reset --------------------------------------------------------------------------------
 

