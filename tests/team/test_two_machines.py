@@ -24,6 +24,8 @@ NOTE_A = (
     "# Deploys\n\nDeploys of the payments gateway use a blue-green switch at the load balancer.\n"
 )
 NOTE_B = "# Deploys\n\nThe search cluster is rolled node by node, never all at once.\n"
+# A's readable name carries SQL and path characters: it must only ever be data.
+NAME_A = "alice's laptop'); DROP TABLE chunks; --/../x"
 NOTE_A2 = "# Runbook\n\nWhen the ledger queue backs up, drain it with the replay worker first.\n"
 
 
@@ -69,7 +71,7 @@ def test_two_machines_share_a_server_and_never_erase_each_other(
     a = project(
         tmp_path / "a",
         server,
-        "alice-laptop",
+        NAME_A,
         {"notes/deploy.md": NOTE_A, "notes/runbook.md": NOTE_A2},
     )
     b = project(tmp_path / "b", server, "bob-desktop", {"notes/deploy.md": NOTE_B})
@@ -81,7 +83,7 @@ def test_two_machines_share_a_server_and_never_erase_each_other(
     hits = [h for h in search(b, "blue-green load balancer") if "blue-green" in h["text"]]
     assert hits, "B does not find A's note"
     a_note = hits[0]
-    assert a_note["metadata"]["origin_name"] == "alice-laptop"
+    assert a_note["metadata"]["origin_name"] == NAME_A
     assert a_note["path"].endswith(":notes/deploy.md")
     shown = engram(b, "get", a_note["path"]).stdout
     assert "blue-green switch at the load balancer" in shown
@@ -89,11 +91,11 @@ def test_two_machines_share_a_server_and_never_erase_each_other(
         "B's own note of the same path was overwritten by A's"
     )
     stats = json.loads(engram(b, "stats", "--json").stdout)
-    assert set(stats["origins"]) == {"alice-laptop", "bob-desktop"}
-    assert stats["origins"]["alice-laptop"]["documents"] == 3  # two notes and a memory
+    assert set(stats["origins"]) == {NAME_A, "bob-desktop"}
+    assert stats["origins"][NAME_A]["documents"] == 3  # two notes and a memory
     assert stats["origins"]["bob-desktop"]["this_vault"] is True
 
-    before = {q: texts_of(b, q, "alice-laptop") for q in ("blue-green", "ledger", "replay")}
+    before = {q: texts_of(b, q, NAME_A) for q in ("blue-green", "ledger", "replay")}
     assert all(before.values()), before
 
     # A's folder is out of reach; B does everything that removes or rewrites.
@@ -109,7 +111,7 @@ def test_two_machines_share_a_server_and_never_erase_each_other(
         if args[0] == "forget":  # another machine's document: refused in one line
             assert run.returncode == 1 and "only that machine" in run.stderr, run.stderr
             assert "Traceback" not in run.stderr
-        after = {q: texts_of(b, q, "alice-laptop") for q in before}
+        after = {q: texts_of(b, q, NAME_A) for q in before}
         assert after == before, f"after `engram {' '.join(args)}` A's documents changed"
     assert not texts_of(b, "rolled", "bob-desktop"), "reset left B's own documents"
 
@@ -118,7 +120,7 @@ def test_two_machines_share_a_server_and_never_erase_each_other(
     c.mkdir()
     (c / "engram.toml").write_text('[embedder]\nprovider = "hash"\n', encoding="utf-8")
     exported = tmp_path / "a.jsonl"
-    engram(b, "export", "--origin", "alice-laptop", "-o", str(exported))
+    engram(b, "export", "--origin", NAME_A, "-o", str(exported))
     engram(c, "import", str(exported))
     original = sorted((tmp_path / "a-elsewhere" / "memory").rglob("*.md"))
     restored = sorted((c / "memory").rglob("*.md"))
