@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from engram.cli.common import console, err_console, open_memory
+from engram.cli.common import console, err_console, open_memory, read_stdin
 from engram.errors import ConfigError
 
 
@@ -32,9 +33,7 @@ def export_command(
     if out is None:
         sys.stdout.write("".join(lines))
         return
-    tmp = out.with_name(out.name + ".part")
-    tmp.write_text("".join(lines), encoding="utf-8")
-    tmp.replace(out)
+    _write_whole(out, "".join(lines))
     err_console.print(f"exported {len(lines)} memories → {out}", markup=False, highlight=False)
 
 
@@ -48,12 +47,15 @@ def import_command(
     from engram.lifecycle.transfer import import_memories, read_records
 
     if source == "-":
-        raw, name = sys.stdin.read(), "stdin"
+        raw, name = read_stdin(), "stdin"
     else:
         path = Path(source)
         if not path.is_file():
             raise ConfigError(f"{source} is not a file; give a file written by `engram export`")
-        raw, name = path.read_text(encoding="utf-8", errors="replace"), source
+        try:
+            raw, name = path.read_text(encoding="utf-8", errors="replace"), source
+        except OSError as exc:
+            raise ConfigError(f"cannot read {source}: {exc.strerror or exc}") from None
     records = list(read_records(raw.splitlines(), name))
     with open_memory(ctx) as memory:
         report = import_memories(memory.writer, records)
@@ -63,3 +65,18 @@ def import_command(
     for warning in report.warnings:
         err_console.print(f"warning: {warning}", markup=False, highlight=False)
     console.print(report.summary(), markup=False, highlight=False)
+
+
+def _write_whole(out: Path, text: str) -> None:
+    """``text`` into ``out`` whole or not at all (a ``.part`` file renamed over it); a path
+    that cannot be written is one line (``ConfigError``) and leaves no ``.part`` behind."""
+    if out.is_dir():
+        raise ConfigError(f"{out} is a folder; give a file name for the export, e.g. {out}/x.jsonl")
+    tmp = out.with_name(out.name + ".part")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise ConfigError(f"cannot write {out}: {exc.strerror or exc}") from None

@@ -17,6 +17,7 @@ from engram.dashboard import activity
 from engram.errors import EngramError
 from engram.memory import Memory
 from engram.models import MemoryInfo
+from engram.redact import strip_private, strip_private_data
 from engram.sources import SourceNamer
 from engram.usage import UsageLedger, ledger_path
 
@@ -103,8 +104,9 @@ class DashboardData:
         parsed = read_frontmatter(text)
         return {
             "memory": _info(info),
-            "frontmatter": parsed.metadata,
-            "text": parsed.body,
+            # A hand-edited file may hold <private> spans: shown nowhere, here neither.
+            "frontmatter": strip_private_data(parsed.metadata),
+            "text": strip_private(parsed.body),
             "chain": [_info(m) for m in chain.chain],
             "entries": [e.model_dump(mode="json") for e in chain.entries],
         }
