@@ -147,9 +147,29 @@ def main(argv: list[str] | None = None) -> int:
     except EngramError as exc:
         from engram.cli.common import print_labelled
 
-        print_labelled("error:", str(exc), style="bold red")
+        print_labelled("error:", _one_line(str(exc)), style="bold red")
+        return 1
+    except OSError as exc:  # the system refused a path given (too long, not allowed, gone)
+        from engram.cli.common import print_labelled
+
+        print_labelled("error:", _one_line(_os_message(exc)), style="bold red")
         return 1
     return 0
+
+
+def _one_line(message: str) -> str:
+    """An error as one line: a line break or control character a user's value brought into it
+    (a path with a newline) is shown escaped, so the message stays one line for scripts."""
+    if message.isprintable():
+        return message
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in message)
+
+
+def _os_message(exc: OSError) -> str:
+    """An operating-system error as one short line: what failed, on which path (cut short)."""
+    name = exc.filename
+    where = "" if name is None else f": {str(name)[:120]}{'…' if len(str(name)) > 120 else ''}"
+    return f"{exc.strerror or type(exc).__name__}{where}"
 
 
 def _is_utf8(word: str) -> bool:

@@ -47,7 +47,7 @@ def remember_command(
         console.print_json(stored.model_dump_json())
         return
     for warning in stored.warnings:
-        err_console.print(f"warning: {warning}", markup=False, highlight=False)
+        err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     verb = "remembered" if stored.action == "created" else "updated"
     line = f"{verb} {stored.id} → {stored.path}"
     if stored.action == "updated":
@@ -91,7 +91,7 @@ def restore_command(
         console.print_json(stored.model_dump_json())
         return
     for warning in stored.warnings:
-        err_console.print(f"warning: {warning}", markup=False, highlight=False)
+        err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     line = f"restored {stored.id} → {stored.path}"
     if stored.conflicts_with:
         line += f" (conflicts with {', '.join(stored.conflicts_with)})"
@@ -171,7 +171,7 @@ def recall_command(
         console.print_json(result.model_dump_json())
         return
     for warning in result.warnings:
-        err_console.print(f"warning: {warning}", markup=False, highlight=False)
+        err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     if result.text:
         typer.echo(result.text)
     err_console.print(

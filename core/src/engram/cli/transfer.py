@@ -63,15 +63,18 @@ def import_command(
         console.print_json(report.model_dump_json())
         return
     for warning in report.warnings:
-        err_console.print(f"warning: {warning}", markup=False, highlight=False)
+        err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     console.print(report.summary(), markup=False, highlight=False)
 
 
 def _write_whole(out: Path, text: str) -> None:
     """``text`` into ``out`` whole or not at all (a ``.part`` file renamed over it); a path
     that cannot be written is one line (``ConfigError``) and leaves no ``.part`` behind."""
-    if out.is_dir():
-        raise ConfigError(f"{out} is a folder; give a file name for the export, e.g. {out}/x.jsonl")
+    try:
+        if out.is_dir():
+            raise ConfigError(f"{out} is a folder; give a file name, e.g. {out}/memories.jsonl")
+    except OSError as exc:
+        raise ConfigError(f"cannot write {out}: {exc.strerror or exc}") from None
     tmp = out.with_name(out.name + ".part")
     try:
         tmp.write_text(text, encoding="utf-8")
