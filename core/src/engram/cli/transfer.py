@@ -70,11 +70,12 @@ def import_command(
 def _write_whole(out: Path, text: str) -> None:
     """``text`` into ``out`` whole or not at all (a ``.part`` file renamed over it); a path
     that cannot be written is one line (``ConfigError``) and leaves no ``.part`` behind."""
+    where = str(out) if len(str(out)) <= 200 else f"{str(out)[:200]}…"
     try:
         if out.is_dir():
-            raise ConfigError(f"{out} is a folder; give a file name, e.g. {out}/memories.jsonl")
+            raise ConfigError(f"{where} is a folder; give a file name, e.g. {where}/x.jsonl")
     except OSError as exc:
-        raise ConfigError(f"cannot write {out}: {exc.strerror or exc}") from None
+        raise ConfigError(f"cannot write {where}: {exc.strerror or exc}") from None
     tmp = out.with_name(out.name + ".part")
     try:
         tmp.write_text(text, encoding="utf-8")
@@ -82,4 +83,4 @@ def _write_whole(out: Path, text: str) -> None:
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        raise ConfigError(f"cannot write {out}: {exc.strerror or exc}") from None
+        raise ConfigError(f"cannot write {where}: {exc.strerror or exc}") from None
