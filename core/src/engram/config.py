@@ -10,8 +10,10 @@ path and the file, and say how to fix it.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -298,6 +300,7 @@ def load_config(
     for f in files:
         _check_toml(f)
     root = project.parent if project else (start or Path.cwd()).resolve()
+    _check_env_sections(os.environ)
     try:
         env = EnvSettingsSource(EngramConfig)()
     except SettingsError as exc:
@@ -318,6 +321,23 @@ def load_config(
         raise ConfigError(_explain(exc, files)) from None
     config._files = files
     return config
+
+
+def _check_env_sections(environ: Mapping[str, str]) -> None:
+    """Refuse an ``ENGRAM_<SECTION>__<KEY>`` whose section does not exist: pydantic-settings
+    reads only the sections it knows and would drop it silently (a misspelt ``ENGRAM_SERCH__``
+    would do nothing). An unknown key of a known section is refused by validation."""
+    sections = [name for name in EngramConfig.model_fields if name != "root"]
+    for name in environ:
+        upper = name.upper()
+        if not upper.startswith("ENGRAM_") or "__" not in upper:
+            continue
+        section = upper[len("ENGRAM_") :].split("__", 1)[0].lower()
+        if section not in sections:
+            raise ConfigError(
+                f"{name} names no section of the configuration ({section!r}); the sections are "
+                f"{', '.join(sections)} (ENGRAM_<SECTION>__<KEY>, see docs/configuration.md)"
+            )
 
 
 _PLUGIN_KEYS = {"store": "backend", "embedder": "provider", "extractor": "provider"}

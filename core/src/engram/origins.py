@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from engram.closing import ClosingStore
-from engram.errors import ConfigError, StoreError
+from engram.errors import ConfigError, MemoryNotFound, StoreError
 from engram.filters import And, Eq, Filter
 from engram.models import Chunk, Document, Hit, IndexIdentity
 from engram.protocols import (
@@ -134,6 +134,16 @@ def _read(path: Path) -> tuple[str, str] | None:
             f"{path} holds no valid origin id (16 hex digits); delete it to start anew"
         )
     return origin_id, check_name(name) if isinstance(name, str) and name.strip() else origin_id
+
+
+def refuse_foreign(store: Store, id_or_path: str) -> None:
+    """``MemoryNotFound`` for another origin's memory: only its own machine changes it."""
+    if isinstance(store, OriginStore) and store.foreign(id_or_path):
+        owner = store.origins().get(id_or_path.split(":", 1)[0], "another machine")
+        raise MemoryNotFound(
+            f"{id_or_path} is {owner}'s, on the shared store: only that machine changes or "
+            "forgets it (`engram get` reads it)"
+        )
 
 
 def shared(store: Store) -> bool:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from engram.cli.common import console, err_console, open_memory
+from engram.cli.common import console, err_console, open_memory, read_stdin
 from engram.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -47,9 +48,7 @@ def export_command(
     if out is None:
         sys.stdout.write("".join(lines))
         return
-    tmp = out.with_name(out.name + ".part")
-    tmp.write_text("".join(lines), encoding="utf-8")
-    tmp.replace(out)
+    _write_whole(out, "".join(lines))
     err_console.print(f"exported {len(lines)} memories → {out}", markup=False, highlight=False)
 
 
@@ -83,12 +82,15 @@ def import_command(
     from engram.lifecycle.transfer import import_memories, read_records
 
     if source == "-":
-        raw, name = sys.stdin.read(), "stdin"
+        raw, name = read_stdin(), "stdin"
     else:
         path = Path(source)
         if not path.is_file():
             raise ConfigError(f"{source} is not a file; give a file written by `engram export`")
-        raw, name = path.read_text(encoding="utf-8", errors="replace"), source
+        try:
+            raw, name = path.read_text(encoding="utf-8", errors="replace"), source
+        except OSError as exc:
+            raise ConfigError(f"cannot read {source}: {exc.strerror or exc}") from None
     records = list(read_records(raw.splitlines(), name))
     with open_memory(ctx) as memory:
         report = import_memories(memory.writer, records)
@@ -96,5 +98,24 @@ def import_command(
         console.print_json(report.model_dump_json())
         return
     for warning in report.warnings:
-        err_console.print(f"warning: {warning}", markup=False, highlight=False)
+        err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     console.print(report.summary(), markup=False, highlight=False)
+
+
+def _write_whole(out: Path, text: str) -> None:
+    """``text`` into ``out`` whole or not at all (a ``.part`` file renamed over it); a path
+    that cannot be written is one line (``ConfigError``) and leaves no ``.part`` behind."""
+    where = str(out) if len(str(out)) <= 200 else f"{str(out)[:200]}…"
+    try:
+        if out.is_dir():
+            raise ConfigError(f"{where} is a folder; give a file name, e.g. {where}/x.jsonl")
+    except OSError as exc:
+        raise ConfigError(f"cannot write {where}: {exc.strerror or exc}") from None
+    tmp = out.with_name(out.name + ".part")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise ConfigError(f"cannot write {where}: {exc.strerror or exc}") from None

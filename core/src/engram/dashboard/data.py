@@ -20,7 +20,7 @@ from engram.memory import Memory
 from engram.memory_files import info_from
 from engram.models import MemoryInfo
 from engram.origins import ORIGIN_NAME_KEY, TEXT_KEY, OriginStore
-from engram.redact import strip_private
+from engram.redact import strip_private, strip_private_data
 from engram.sources import SourceNamer
 from engram.usage import UsageLedger, ledger_path
 
@@ -117,8 +117,9 @@ class DashboardData:
         parsed = read_frontmatter(text)
         return {
             "memory": _info(info),
-            "frontmatter": parsed.metadata,
-            "text": parsed.body,
+            # A hand-edited file may hold <private> spans: shown nowhere, here neither.
+            "frontmatter": strip_private_data(parsed.metadata),
+            "text": strip_private(parsed.body),
             "chain": [_info(m) for m in chain.chain],
             "entries": [e.model_dump(mode="json") for e in chain.entries],
         }
