@@ -58,7 +58,6 @@ from engram.memory_files import (
 )
 from engram.memory_types import NAMES, ages
 from engram.models import ExtractedMemory, MemoryInfo, MemoryType, StoredMemory
-from engram.origins import refuse_foreign
 from engram.redact import strip_private
 from engram.scopes import SCOPES, MemoryFolder, Scope, check_writable, folder_of, writable_folder
 from engram.unicode_text import require_unicode
@@ -443,7 +442,6 @@ def find(writer: Writer, id_or_path: str) -> list[Path]:
     the project memory folder). Paths outside every memory folder are refused."""
     roots = [f.path for f in writer.folders]
     check_path_syntax(id_or_path)
-    refuse_foreign(writer.store, id_or_path)  # another machine's, on a shared store
     if MEMORY_ID.match(id_or_path):
         matches = [
             p

@@ -42,7 +42,7 @@ from engram.models import (
     SearchResult,
     StoredMemory,
 )
-from engram.origins import TEXT_KEY, OriginStore
+from engram.origins import TEXT_KEY, OriginStore, refuse_foreign
 from engram.parts import build_part
 from engram.plugins import build_registry, get_plugin_manager
 from engram.protocols import Closes, Embedder, Extractor, Searcher, Store
@@ -284,6 +284,7 @@ class Memory(ClosingStore):
 
     def forget(self, id_or_path: str) -> list[str]:
         """Remove a memory file and all of its chunks; returns the paths removed."""
+        refuse_foreign(self.store, id_or_path)  # another machine's, on a shared store
         return memories.forget(self.writer, id_or_path)
 
     def list_memories(
@@ -333,11 +334,13 @@ class Memory(ClosingStore):
 
     def history(self, id_or_path: str) -> histories.History:
         """A memory and the chain of memories it superseded or was superseded by."""
+        refuse_foreign(self.store, id_or_path)  # another machine's, on a shared store
         target = memories.find(self.writer, id_or_path)[0]
         return histories.history(memories.all_memories(self.writer), target, self.config.root)
 
     def restore(self, id_or_path: str, revision: int | None = None) -> StoredMemory:
         """Bring an earlier version of a memory back; what it replaces stays as a revision."""
+        refuse_foreign(self.store, id_or_path)  # another machine's, on a shared store
         return restoring.restore(self.writer, memories.find(self.writer, id_or_path)[0], revision)
 
     def age(self, *, dry_run: bool = False) -> memories.AgingReport:
