@@ -38,7 +38,10 @@ BAD_VALUES = [
     "[]",
     '{"and": [',
     "<private>SECRETFZ</private>",
-    "../../../../../../etc/passwd",
+    # A path that climbs out of the project: to a file of the test's own (never a real system
+    # file: the tests run as root, and a command that wrongly writes there must only fail this
+    # test, not damage the machine), watched like the rest of tmp_path.
+    "../outside/passwd",
     "/nonexistent/dir/x.md",
     "/proc/version",
 ]
@@ -126,6 +129,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         '[store]\nbackend = "sqlite"\n[embedder]\nprovider = "hash"\n[vault]\npaths = ["notes"]\n',
         encoding="utf-8",
     )
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
     monkeypatch.chdir(root)
     monkeypatch.setenv("XDG_DATA_HOME", str(root / "xdg"))
     monkeypatch.setenv("HOME", str(root / "home"))  # a host config written there is caught
