@@ -22,9 +22,7 @@ from support import MemoryFactory, memory_factory
 
 POINTS = ["after-plan", "after-new-file", "after-index-new", "after-mark-old", "after-index-old"]
 # A step: the crash point of its write (None: it completes), then whether `index` follows.
-STEPS = st.lists(
-    st.tuples(st.sampled_from([None, *POINTS]), st.booleans()), min_size=1, max_size=6
-)
+STEPS = st.lists(st.tuples(st.sampled_from([None, *POINTS]), st.booleans()), min_size=1, max_size=6)
 
 
 def killed_write(factory: MemoryFactory, text: str, point: str) -> int:
@@ -55,7 +53,8 @@ def state(root: Path) -> tuple[list[str], Counter[str], set[str]]:
         wording = wording_of(meta, fm.body)
         kept.add(wording)
         kept.update(r.wording for r in revisions_of(path))
-        named.update(str(s) for s in meta.get("supersedes") or [])
+        names = meta.get("supersedes")
+        named.update(str(s) for s in (names if isinstance(names, list) else []))
         if meta.get("status") is None:
             heads.append(wording)
     return heads, named, kept
@@ -81,7 +80,7 @@ def test_any_order_of_killed_and_completed_writes_keeps_one_live_head(
                 assert heads == [text], (steps, heads)
             else:
                 status = killed_write(factory, text, point)
-                assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 or (
+                assert (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0) or (
                     os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
                 ), status
                 heads, named, on_disk = state(root)
