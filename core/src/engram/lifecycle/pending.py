@@ -9,7 +9,7 @@ fork: two live heads). So a write leaves ``.engram/write.pending`` in its folder
 ``chains.heal`` first (repair the chains, index what is not indexed as it is on disk), and
 plans against what the files say. A clean write costs one create and one unlink.
 
-A write inside a write of the same folder by this process (aging condensing into a learned
+A write inside a write of the same folder by this thread (aging condensing into a learned
 pattern) is part of the outer one: it neither heals nor clears the mark.
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,7 +29,17 @@ from engram.sidecar import SIDE_FOLDER, ensure_side_folder
 from engram.writer import Writer
 
 MARK_NAME = "write.pending"
-_open: dict[Path, int] = {}  # folders this process is writing (a count: writes nest)
+
+
+class _Open(threading.local):
+    """The folders this thread is writing (a count each: writes nest). Per thread, as the
+    write lock is: another thread's write waits for the lock, it is not nested in this one."""
+
+    def __init__(self) -> None:
+        self.folders: dict[Path, int] = {}
+
+
+_open = _Open()
 
 
 def mark_path(folder: Path) -> Path:
@@ -43,21 +54,22 @@ def finishing(writer: Writer, folder: MemoryFolder) -> Iterator[IndexReport | No
     running, and clear the mark only when the block ends without an exception (an error may
     have left a half-done write too: the next write heals it)."""
     key = folder.path
-    if _open.get(key):  # nested in this process's own write of the folder
-        _open[key] += 1
+    writing = _open.folders
+    if writing.get(key):  # nested in this thread's own write of the folder
+        writing[key] += 1
         try:
             yield None
         finally:
-            _open[key] -= 1
+            writing[key] -= 1
         return
     mark = mark_path(key)
     healed = chains.heal(writer, folder) if mark.exists() else None
     ensure_side_folder(mark.parent)
     mark.touch()
-    _open[key] = 1
+    writing[key] = 1
     try:
         yield healed
         with contextlib.suppress(OSError):
             os.unlink(mark)
     finally:
-        _open.pop(key, None)
+        writing.pop(key, None)
