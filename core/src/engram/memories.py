@@ -41,6 +41,7 @@ from engram.lifecycle.memory_io import (
     update_frontmatter,
 )
 from engram.lifecycle.merge import merge
+from engram.lifecycle.pending import finishing
 from engram.memory_files import (
     MEMORY_ID,
     check_path_syntax,
@@ -142,11 +143,12 @@ def remember(
         "importance": importance,
         HASH_KEY: content_hash(text),
     }
-    with write_lock(folder.path):
+    with write_lock(folder.path), finishing(writer, folder) as healed:
         same = same_text(folder.path, type, frontmatter[HASH_KEY])
         if same is not None:  # the same text: merged before (and without) the embedder
             stored, merged = merge(writer, document_id_for(same, writer.config.root), new, created)
             _add_index(stored, index_documents(writer, written={stored.path: Written(merged)}))
+            _add_healed(stored, healed)
             return stored
         # Cut once: the plan compares the first window, the index reuses the cut (and vector).
         markdown = render(frontmatter, new.title or "", text)
@@ -156,7 +158,15 @@ def remember(
         stored = _write(writer, plan, new, frontmatter, target_dir, stem, created, cut)
         if ages(type):
             stored.warnings.extend(age(writer, now=created, folders=[folder]).warnings)
+        _add_healed(stored, healed)
     return stored
+
+
+def _add_healed(stored: StoredMemory, healed: IndexReport | None) -> None:
+    """What finishing an interrupted earlier write had to say (``lifecycle.pending``)."""
+    if healed is not None:
+        stored.warnings.extend(healed.warnings)
+        stored.warnings.extend(f"{s.path} is not indexed: {s.reason}" for s in healed.skipped)
 
 
 def _write(

@@ -2,12 +2,13 @@
 leave unchanged ones alone. The writing itself (batches, keyword-only fallback, crash-safe
 order) is ``engram.ingest.engine``'s, shared with agent sessions.
 
-A file is unchanged, without being read, when its (size, mtime_ns, inode) are those its record
-kept, taken before the read that indexed it, and its mtime was at least ``STABLE_S`` seconds
-older than that indexing (a file written within the file system's timestamp granularity of its
-indexing could change again unseen: it is hashed, as git treats "racily clean" files); see
-``engram.stamps``. When the stat differs, the content hash decides, and a file whose content is
-the same gets its record's stat refreshed, so the next run needs no read either.
+A file is unchanged, without being read, when its (size, mtime_ns, inode, ctime_ns) are those
+its record kept, taken before the read that indexed it, and its mtime was at least
+``STABLE_S`` seconds older than that indexing (a file written within the file system's
+timestamp granularity of its indexing could change again unseen: it is hashed, as git treats
+"racily clean" files); see ``engram.stamps``. When the stat differs, the content hash decides,
+and a file whose content is the same gets its record's stat refreshed, so the next run needs
+no read either.
 
 A no-op run is then one bulk read of the stamps (both labels in one query) and one pass over
 the vault that finds and stats each file (``engram.ingest.scan``): no record is built, no root
@@ -32,7 +33,7 @@ from engram.models import Chunk, Document
 from engram.origins import TEXT_KEY, OriginStore
 from engram.protocols import Embedder, Store
 from engram.redact import strip_private
-from engram.stamps import Stamp, Stat, stat_from
+from engram.stamps import Stamp, Stat, stat_from, stat_of
 
 SOURCE = "memory"  # the default label of a file (a vault note's is ``vault``: engram.sources)
 LABELS = (SOURCE, "vault")  # the labels of the files sync owns
@@ -230,7 +231,7 @@ def _survey(files: Sequence[VaultFile], known: Mapping[str, Stamp]) -> Survey:
             seen += doc_id in known
             suspects.append((file, None))  # the read says why
             continue
-        stat = (st.st_size, st.st_mtime_ns, st.st_ino)
+        stat = stat_of(st)
         stamp = known.get(doc_id)
         if stamp is not None:
             seen += 1
