@@ -41,7 +41,7 @@ from engram.lifecycle.memory_io import (
     update_frontmatter,
 )
 from engram.lifecycle.merge import merge
-from engram.lifecycle.pending import finishing
+from engram.lifecycle.pending import add_healed, finishing
 from engram.memory_files import (
     MEMORY_ID,
     check_path_syntax,
@@ -148,7 +148,7 @@ def remember(
         if same is not None:  # the same text: merged before (and without) the embedder
             stored, merged = merge(writer, document_id_for(same, writer.config.root), new, created)
             _add_index(stored, index_documents(writer, written={stored.path: Written(merged)}))
-            _add_healed(stored, healed)
+            add_healed(stored, healed)
             return stored
         # Cut once: the plan compares the first window, the index reuses the cut (and vector).
         markdown = render(frontmatter, new.title or "", text)
@@ -158,15 +158,8 @@ def remember(
         stored = _write(writer, plan, new, frontmatter, target_dir, stem, created, cut)
         if ages(type):
             stored.warnings.extend(age(writer, now=created, folders=[folder]).warnings)
-        _add_healed(stored, healed)
+        add_healed(stored, healed)
     return stored
-
-
-def _add_healed(stored: StoredMemory, healed: IndexReport | None) -> None:
-    """What finishing an interrupted earlier write had to say (``lifecycle.pending``)."""
-    if healed is not None:
-        stored.warnings.extend(healed.warnings)
-        stored.warnings.extend(f"{s.path} is not indexed: {s.reason}" for s in healed.skipped)
 
 
 def _write(
@@ -432,16 +425,11 @@ def all_memories(writer: Writer) -> list[MemoryInfo]:
 
 
 def _as_bound(value: date | datetime | str | None, name: str) -> datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        parsed = parse_iso(value)
-        if parsed is None:
-            raise InvalidMemory(
-                f"{name}={value!r} is not a date; use an ISO date such as 2025-01-31"
-            )
-        return parsed
-    return to_utc(value)
+    if value is None or not isinstance(value, str):
+        return None if value is None else to_utc(value)
+    if (parsed := parse_iso(value)) is None:
+        raise InvalidMemory(f"{name}={value!r} is not a date; use an ISO date such as 2025-01-31")
+    return parsed
 
 
 # --------------------------------------------------------------------------- finding, forgetting

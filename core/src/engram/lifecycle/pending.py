@@ -24,6 +24,7 @@ from pathlib import Path
 
 from engram.ingest.report import IndexReport
 from engram.lifecycle import chains
+from engram.models import StoredMemory
 from engram.scopes import MemoryFolder
 from engram.sidecar import SIDE_FOLDER, ensure_side_folder
 from engram.writer import Writer
@@ -73,3 +74,10 @@ def finishing(writer: Writer, folder: MemoryFolder) -> Iterator[IndexReport | No
             os.unlink(mark)
     finally:
         writing.pop(key, None)
+
+
+def add_healed(stored: StoredMemory, healed: IndexReport | None) -> None:
+    """What finishing an interrupted earlier write had to say, told with the new write."""
+    if healed is not None:
+        stored.warnings.extend(healed.warnings)
+        stored.warnings.extend(f"{s.path} is not indexed: {s.reason}" for s in healed.skipped)
