@@ -30,7 +30,10 @@ class PostgresOptions(BaseModel):
       and exact for that many rows). ``ef_search`` is HNSW's candidate list size per search.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # The field is schema_ (``schema`` is a BaseModel name): configs say and dumps show "schema".
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, serialize_by_alias=True
+    )
 
     dsn_env: str = Field(default="ENGRAM_POSTGRES_DSN", pattern=ENV_PATTERN)
     namespace: str = Field(default="default", min_length=1, max_length=200)
