@@ -86,7 +86,14 @@ def test_same_paths_on_two_machines_are_two_documents_and_search_spans_both() ->
     assert a.list_documents()["notes/deploy.md"].metadata["chunk_ids"] == ["chunk-1", "chunk-2"]
     assert a.count() == 2 and b.count() == 2 and inner.count() == 4
     hits = a.vector_search(unit_vector(10), 4)
-    by_origin = {h.chunk.metadata["origin_name"]: h.chunk for h in hits}
+    # This origin's chunks come back exactly as they went in; another's name their origin.
+    by_origin = {h.chunk.metadata.get("origin_name", "alice-laptop"): h.chunk for h in hits}
+    mine = by_origin["alice-laptop"]
+    written = {
+        c.id: c
+        for c in (chunk(1, document_id="notes/deploy.md"), chunk(2, document_id="notes/deploy.md"))
+    }
+    assert mine.metadata == written[mine.id].metadata
     assert set(by_origin) == {"alice-laptop", "bob-desktop"}
     assert by_origin["alice-laptop"].document_id == "notes/deploy.md"  # own: as it went in
     assert by_origin["bob-desktop"].document_id == f"{B.id}:notes/deploy.md"  # another's
@@ -208,5 +215,6 @@ def test_a_name_with_sql_and_path_characters_is_only_data(tmp_path: Path) -> Non
     inner.set_identity(IDENTITY)
     view = open_view(inner, origin)
     view.upsert([Chunk(id="c", document_id="d.md", text="alpha", vector=unit_vector(1))])
-    assert view.get(["c"])[0].metadata["origin_name"] == name
+    assert "origin_name" not in view.get(["c"])[0].metadata  # as it went in
+    assert inner.get([origin.stored("c")])[0].metadata["origin_name"] == name
     assert not (tmp_path / "etc").exists()

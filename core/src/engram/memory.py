@@ -435,7 +435,7 @@ class Memory(ClosingStore):
             raise UnsafePath(
                 f"{path} is {name}'s document and the server keeps no text of it (it was "
                 "indexed before origins kept texts, or is gone); ask that machine to run "
-                "`engram index`"
+                "`engram rebuild`"
             )
         return text_excerpt(path, text, lines)
 

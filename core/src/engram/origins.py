@@ -217,8 +217,16 @@ class OriginStore(ClosingStore):
         )
 
     def _from_store(self, chunk: Chunk) -> Chunk:
+        """A chunk as this view gives it: this origin's exactly as it went in (ids and
+        metadata), another's under its stored ids with its ``origin`` / ``origin_name``."""
+        if not self._own(chunk.id):
+            return chunk
         return chunk.model_copy(
-            update={"id": self._shown(chunk.id), "document_id": self._shown(chunk.document_id)}
+            update={
+                "id": self._shown(chunk.id),
+                "document_id": self._shown(chunk.document_id),
+                "metadata": _unstamped(chunk.metadata),
+            }
         )
 
     def _record_to_store(self, document: Document) -> Document:
@@ -229,7 +237,7 @@ class OriginStore(ClosingStore):
         return document.model_copy(update={"id": self.origin.stored(document.id), "metadata": meta})
 
     def _record_from_store(self, document: Document) -> Document:
-        meta = dict(document.metadata)
+        meta = _unstamped(document.metadata)
         ids = meta.get("chunk_ids")
         if isinstance(ids, list):
             meta["chunk_ids"] = [self._shown(str(i)) for i in ids]
@@ -367,6 +375,10 @@ class OriginStore(ClosingStore):
     def diagnostics(self) -> dict[str, Any]:
         inner = self.inner.diagnostics() if isinstance(self.inner, Diagnoses) else {}
         return {**inner, "origin": {"id": self.origin.id, "name": self.origin.name}}
+
+
+def _unstamped(metadata: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in metadata.items() if k not in (ORIGIN_KEY, ORIGIN_NAME_KEY)}
 
 
 class _Prunes:
