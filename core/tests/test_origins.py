@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ from engram.origins import (
     open_view,
     split_stored,
 )
+from engram.protocols import Store
+from engram.testing import StoreSuite
 from engram.testing.data import IDENTITY, chunk, unit_vector
 
 A = Origin("a" * 16, "alice-laptop")
@@ -218,3 +221,24 @@ def test_a_name_with_sql_and_path_characters_is_only_data(tmp_path: Path) -> Non
     assert "origin_name" not in view.get(["c"])[0].metadata  # as it went in
     assert inner.get([origin.stored("c")])[0].metadata["origin_name"] == name
     assert not (tmp_path / "etc").exists()
+
+
+class TestOriginViewConformance(StoreSuite):
+    """The view is a store like any other: the shared suite, through an origin's eyes, with
+    another origin's rows beside it the whole time."""
+
+    @pytest.fixture
+    def store(self) -> Iterator[Store]:
+        inner = SharedMemoryStore()
+        other = open_view(inner, B)
+        view = open_view(inner, A)
+        yield view
+        assert other is not None
+
+    @pytest.mark.xfail(
+        reason="a shared store's identity is every origin's: reset empties this origin's rows "
+        "and keeps it (the view's own tests above check the rest of reset)",
+        strict=True,
+    )
+    def test_reset_empties_everything_including_identity(self, filled: Store) -> None:
+        super().test_reset_empties_everything_including_identity(filled)

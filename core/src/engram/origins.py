@@ -168,7 +168,8 @@ def open_view(store: Store, origin: Origin) -> Store:
         extras.append(_Replaces)
     if isinstance(store, Optimizes):
         extras.append(_Optimizes)
-    cls = type("OriginStore", (*extras, OriginStore), {})
+    # What the view can do is what the store can do (persistence, concurrent writers…).
+    cls = type("OriginStore", (*extras, OriginStore), {"capabilities": store.capabilities})
     view: OriginStore = cls(store, origin)
     return view
 
