@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -39,6 +40,10 @@ class TeamServer:
     def environment(self) -> dict[str, str]:
         """What a project's ``engram`` needs in its environment to reach the server."""
         return {}
+
+    def fresh(self) -> TeamServer:
+        """The same server, with a new place on it for the next test's projects."""
+        raise NotImplementedError
 
     def stop(self) -> None:
         raise NotImplementedError
@@ -109,3 +114,9 @@ class PostgresTeamServer(TeamServer):
         if self.server is not None:
             self.server.cleanup()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+STARTERS: dict[str, Callable[[Path], TeamServer]] = {
+    "chroma": ChromaTeamServer,
+    "postgres": PostgresTeamServer,
+}

@@ -95,7 +95,7 @@ def test_four_writers_on_two_origins_lose_nothing_and_keep_one_head(
             notes = {p.name for p in (root / "notes").glob("*.md")}
             indexed = {Path(d).name for d in documents if d.startswith("notes/")}
             assert indexed == notes, f"{name}: notes not indexed {notes - indexed}"
-            listed = {c for d in documents.values() for c in d.metadata["chunk_ids"]}
+            listed = {str(c) for d in documents.values() for c in list(d.metadata["chunk_ids"])}  # type: ignore[arg-type]
             stored = [c for batch in store.iter_chunks() for c in batch]
             ids = [c.id for c in stored]
             assert len(ids) == len(set(ids)), f"{name}: duplicate chunks"
