@@ -92,11 +92,31 @@ class Memory(ClosingStore):
         overrides: dict[str, Any] | None = None,
         plugin_manager: pluggy.PluginManager | None = None,
         clear_remote: bool = False,
+        suspect: IndexDamaged | None = None,
     ) -> Memory:
-        """``clear_remote``: for ``engram rebuild`` only (see ``recovery.open_store``)."""
+        """``clear_remote``: for ``engram rebuild`` only; ``suspect``: damage an open store
+        reported, healed here (both: see ``recovery.open_store``)."""
         config = config or load_config(overrides)
         registry = build_registry(plugin_manager or get_plugin_manager())
-        store, damaged = recovery.open_store(config, registry, clear_remote=clear_remote)
+        return cls._open_with(config, registry, clear_remote=clear_remote, suspect=suspect)
+
+    def reopen(self, *, suspect: IndexDamaged | None = None) -> Memory:
+        """A new memory over the same configuration and plugins (this one is left open): what a
+        long-lived process does when its index was replaced, removed or damaged under it."""
+        return type(self)._open_with(self.config, self.registry, suspect=suspect)
+
+    @classmethod
+    def _open_with(
+        cls,
+        config: EngramConfig,
+        registry: Registry,
+        *,
+        clear_remote: bool = False,
+        suspect: IndexDamaged | None = None,
+    ) -> Memory:
+        store, damaged = recovery.open_store(
+            config, registry, clear_remote=clear_remote, suspect=suspect
+        )
         try:
             inner: Embedder = build_part(config, registry, "embedder")
             cache = (

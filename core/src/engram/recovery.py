@@ -38,11 +38,20 @@ class Rebuilds(Protocol):
 
 
 def open_store(
-    config: EngramConfig, registry: Registry, *, clear_remote: bool = False
+    config: EngramConfig,
+    registry: Registry,
+    *,
+    clear_remote: bool = False,
+    suspect: IndexDamaged | None = None,
 ) -> tuple[Store, IndexDamaged | None]:
     """The configured store, and what was damaged when it had to be moved aside first.
     ``clear_remote``: the user asked to rebuild or reset, so a remote index too damaged to open
-    is dropped first (a remote store damaged deeper down is emptied by ``reset`` itself)."""
+    is dropped first (a remote store damaged deeper down is emptied by ``reset`` itself).
+    ``suspect``: an open store said it is damaged deeper down than opening reads (a failed
+    query, a file cut short); it is moved aside too unless, checked again under the recovery
+    lock, it is whole (another process healed it meanwhile)."""
+    if suspect is not None and suspect.files:
+        return _heal_suspect(config, registry, suspect.files[0])
     try:
         return build_part(config, registry, "store"), None
     except RemoteIndexDamaged as exc:
@@ -63,6 +72,40 @@ def open_store(
         moved = move_aside(damaged.files)
         damaged.files = moved
         return build_part(config, registry, "store"), damaged
+
+
+def _heal_suspect(
+    config: EngramConfig, registry: Registry, index: Path
+) -> tuple[Store, IndexDamaged | None]:
+    """Under the recovery lock: the store as it is when it opens and passes its own deep check
+    (someone healed it meanwhile), else moved aside and opened anew."""
+    with _exclusive(index):
+        try:
+            store = build_part(config, registry, "store")
+        except IndexDamaged as exc:
+            if not exc.files:
+                raise
+            problem = exc
+        else:
+            found = _integrity(store)
+            if found is None:
+                return store, None
+            store.close()
+            problem = found
+        problem.files = move_aside(problem.files)
+        return build_part(config, registry, "store"), problem
+
+
+def _integrity(store: Store) -> IndexDamaged | None:
+    """What the store's own deep check finds (``check_integrity``, when it has one)."""
+    check = getattr(store, "check_integrity", None)
+    if check is None:
+        return None
+    try:
+        check()
+    except IndexDamaged as exc:
+        return exc
+    return None
 
 
 def move_aside(files: tuple[Path, ...]) -> tuple[Path, ...]:

@@ -111,6 +111,11 @@ class SQLiteStore(ClosingStore):
 
     # -- plumbing -----------------------------------------------------------------------------
 
+    def check_integrity(self) -> None:
+        """Raise ``IndexDamaged`` when SQLite's ``quick_check`` finds the file broken below
+        the pages a command reads (what ``engram.recovery`` asks before it heals a store)."""
+        self._db.check_integrity()
+
     @property
     def connection(self) -> sqlite3.Connection:
         """The DB-API connection, for plugins and diagnostics; do not write outside the API."""

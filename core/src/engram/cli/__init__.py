@@ -129,17 +129,25 @@ def main(argv: list[str] | None = None) -> int:
         parsed = entry.parse(args)
         if parsed is not None:
             return entry.main(parsed)
-    from engram.errors import EngramError
+    from engram.cli import common
+    from engram.errors import EngramError, IndexDamaged
 
-    try:
-        build_app(args)(args=args, prog_name="engram", standalone_mode=True)
-    except SystemExit as exc:
-        return _exit_code(exc.code)
-    except EngramError as exc:
-        from engram.cli.common import print_labelled
-
-        print_labelled("error:", str(exc), style="bold red")
-        return 1
+    for attempt in (1, 2):
+        try:
+            build_app(args)(args=args, prog_name="engram", standalone_mode=True)
+        except SystemExit as exc:
+            return _exit_code(exc.code)
+        except IndexDamaged as exc:
+            # Damage below what opening reads (a broken table, a file cut short): the local
+            # index is healed (moved aside, rebuilt) when the command opens it again, once.
+            if attempt == 1 and exc.files and common.heal_next_open(exc):
+                continue
+            common.print_labelled("error:", str(exc), style="bold red")
+            return 1
+        except EngramError as exc:
+            common.print_labelled("error:", str(exc), style="bold red")
+            return 1
+        return 0
     return 0
 
 

@@ -6,7 +6,6 @@ tests see exactly what a person sees.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import Counter
 from typing import Any
@@ -15,6 +14,7 @@ from engram import __version__
 from engram.chunking import read_frontmatter
 from engram.dashboard import activity
 from engram.errors import EngramError
+from engram.keeper import Keeper
 from engram.memory import Memory
 from engram.models import MemoryInfo
 from engram.sources import SourceNamer
@@ -27,17 +27,22 @@ class DashboardData:
     """One open memory behind a lock: the server answers requests on worker threads, and a
     store's connection is used by one of them at a time."""
 
-    def __init__(self, memory: Memory) -> None:
-        self.memory = memory
+    def __init__(self, memory: Memory | Keeper) -> None:
+        # The keeper reopens (and heals) the index when it is replaced, removed or damaged
+        # while the dashboard runs; its lock serialises the worker threads' reads.
+        self.keeper = memory if isinstance(memory, Keeper) else Keeper(memory)
+        memory = self.keeper.memory
         self.ledger = ledger_path(memory.config)
         config = memory.config
         collections = config.resolve(config.memory.collections_dir)
         self.source_of = SourceNamer(config.root, [f.path for f in memory.folders], collections)
-        self._lock = threading.Lock()
+
+    @property
+    def memory(self) -> Memory:
+        return self.keeper.memory
 
     def health(self) -> dict[str, Any]:
-        with self._lock:
-            documents = len(self.memory.store.list_documents())
+        documents = len(self.keeper.run(lambda m: m.store.list_documents()))
         return {
             "status": "ok",
             "version": __version__,
@@ -51,8 +56,7 @@ class DashboardData:
         self, *, type: str | None = None, scope: str | None = None, history: bool = False
     ) -> dict[str, Any]:
         """Memory files by type and scope (counts over all of them) and the ones asked for."""
-        with self._lock:
-            every = self.memory.list_memories(include_superseded=True)
+        every = self.keeper.run(lambda m: m.list_memories(include_superseded=True))
         live = [m for m in every if m.live]
         shown = [
             m
@@ -68,8 +72,7 @@ class DashboardData:
 
     def search(self, query: str, limit: int = 10) -> dict[str, Any]:
         """engram's search, as ``engram search`` runs it (memory history left out)."""
-        with self._lock:
-            result = self.memory.search(query, limit=limit, count_access=False)
+        result = self.keeper.run(lambda m: m.search(query, limit=limit, count_access=False))
         hits = []
         for hit in result.hits:
             meta = hit.chunk.metadata
@@ -96,8 +99,7 @@ class DashboardData:
     def memory_page(self, id_or_path: str) -> dict[str, Any]:
         """A memory's frontmatter, text, supersede chain and every wording of the chain, oldest
         first (``MemoryNotFound`` when unknown)."""
-        with self._lock:
-            chain = self.memory.history(id_or_path)
+        chain = self.keeper.run(lambda m: m.history(id_or_path))
         info = chain.memory
         text = (self.memory.config.root / info.path).read_text(encoding="utf-8")
         parsed = read_frontmatter(text)
@@ -113,9 +115,7 @@ class DashboardData:
         """Documents and chunks per source (vault notes, memories, collections, sessions), when
         each was last indexed, the identity of the index (embedder, model, dimension, chunker)
         and the embedding cache's size."""
-        with self._lock:
-            counts = self.memory.stats()
-            identity = self.memory.store.get_identity()
+        counts, identity = self.keeper.run(lambda m: (m.stats(), m.store.get_identity()))
         sources = {
             name: {
                 "documents": s["documents"],
@@ -160,9 +160,9 @@ class DashboardData:
     def activity(self, limit: int = 50) -> dict[str, Any]:
         """What happened lately, newest first, from everything engram records durably (see
         ``engram.dashboard.activity``): errors included, and what is not recorded said."""
-        with self._lock:
-            documents = self.memory.store.list_documents()
-            every = self.memory.list_memories(include_superseded=True)
+        documents, every = self.keeper.run(
+            lambda m: (m.store.list_documents(), m.list_memories(include_superseded=True))
+        )
         events = [
             *activity.index_events(documents, self.source_of),
             *activity.memory_events(every),
