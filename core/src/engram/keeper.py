@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
+from engram import damage_mark
 from engram.errors import IndexDamaged, IndexMoved
 
 if TYPE_CHECKING:
@@ -47,7 +48,8 @@ class Keeper:
             except IndexMoved as exc:
                 self._heal(exc)
             except IndexDamaged as exc:
-                if not exc.files:  # not on this machine: engram heals nothing there
+                if not exc.files:  # not on this machine: engram heals nothing there, and
+                    damage_mark.record(self.memory.config, exc)  # nobody writes it meanwhile
                     raise
                 self._heal(exc)
             return work(self.memory)

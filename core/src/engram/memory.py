@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from engram import memories, recovery, stats
+from engram import damage_mark, memories, recovery, stats
 from engram import prune as pruning
 from engram import recall as recalling
 from engram.access import AccessCounter
@@ -114,9 +114,13 @@ class Memory(ClosingStore):
         clear_remote: bool = False,
         suspect: IndexDamaged | None = None,
     ) -> Memory:
-        store, damaged = recovery.open_store(
-            config, registry, clear_remote=clear_remote, suspect=suspect
-        )
+        try:
+            store, damaged = recovery.open_store(
+                config, registry, clear_remote=clear_remote, suspect=suspect
+            )
+        except IndexDamaged as exc:
+            damage_mark.record(config, exc)
+            raise
         try:
             inner: Embedder = build_part(config, registry, "embedder")
             cache = (
@@ -242,6 +246,7 @@ class Memory(ClosingStore):
             documents = {}
         roots = [r for r in self.vault_roots(documents) if r.exists()]
         had_sessions = any(d.metadata.get("source") == sessions.SOURCE for d in documents.values())
+        damage_mark.clear(self.config)  # what was called damaged is made anew: writes may go on
         self.store.reset()
         report = self.index(roots, progress=progress)
         if self.config.sessions.enabled or had_sessions:

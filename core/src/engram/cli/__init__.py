@@ -142,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
             # index is healed (moved aside, rebuilt) when the command opens it again, once.
             if attempt == 1 and exc.files and common.heal_next_open(exc):
                 continue
+            from engram import damage_mark
+
+            damage_mark.record(common.loaded[0] if common.loaded else None, exc)
             common.print_labelled("error:", str(exc), style="bold red")
             return 1
         except EngramError as exc:

@@ -69,11 +69,16 @@ def global_options(
     ctx.obj = {"config_file": config, "overrides": overrides}
 
 
+loaded: list[EngramConfig] = []  # the configuration the command ran with (``main`` marks damage)
+
+
 def get_config(ctx: typer.Context) -> EngramConfig:
     from engram.config import load_config
 
     obj = ctx.find_root().obj or {}
-    return load_config(obj.get("overrides"), project_file=obj.get("config_file"))
+    config = load_config(obj.get("overrides"), project_file=obj.get("config_file"))
+    loaded[:] = [config]
+    return config
 
 
 _suspect: list[IndexDamaged] = []  # damage a first run of this command met (``main``)
