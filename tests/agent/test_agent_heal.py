@@ -27,7 +27,7 @@ from index_damage import KINDS, damage, index_of
 from support import MemoryFactory, write_vault
 
 CONFIG = '[embedder]\nprovider = "hash"\n\n[vault]\npaths = ["notes"]\n'
-NOTES = {
+NOTES: dict[str, str | bytes] = {
     "notes/pump.md": "# Pump\n\nThe zebracorn pump restarts with make pump-restart.\n",
     "notes/deploy.md": "# Deploy\n\nRoll back with make rollback.\n",
 }
@@ -183,4 +183,45 @@ def test_watch_heals_the_index_and_goes_on(
     if kind in ("truncated", "deeply damaged"):
         assert list(index_of(project).parent.glob("index.sqlite.corrupt-*")), err.lines
     for query, path in [("quokka ferry noon", "notes/new.md"), ("zebracorn pump", "pump.md")]:
+        assert path in _cli_search(project, query), query
+
+
+def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "engram", *args],
+        cwd=root,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def test_a_deleted_index_is_made_again_by_the_next_command_not_left_empty(project: Path) -> None:
+    assert _cli(project, "index").returncode == 0
+    for path in index_of(project).parent.glob("index.sqlite*"):
+        path.unlink()
+    found = _cli(project, "search", "zebracorn pump", "--json")
+    assert found.returncode == 0, found.stderr
+    assert "notes/pump.md" in found.stdout, found.stdout
+    [line] = found.stderr.strip().splitlines()
+    assert line.startswith("engram: warning: the index was missing"), line
+
+
+def test_a_deeply_damaged_index_is_healed_and_remember_keeps_the_memory(project: Path) -> None:
+    assert _cli(project, "index").returncode == 0
+    assert _cli(project, "remember", "Deploys go out on Tuesdays.").returncode == 0
+    damage(project, "deeply damaged", _env())
+    kept = _cli(project, "remember", "Backups of the ledger run at midnight.")
+    assert kept.returncode == 0, kept.stderr
+    assert "Traceback" not in kept.stderr
+    assert "moved aside" in kept.stderr, kept.stderr
+    assert list(index_of(project).parent.glob("index.sqlite.corrupt-*"))
+    assert (project / "memory" / "note" / "backups-of-the-ledger-run-at-midnight.md").is_file()
+    for query, path in [
+        ("ledger backups midnight", "backups-of-the-ledger"),
+        ("zebracorn pump", "notes/pump.md"),
+        ("deploys tuesdays", "deploys-go-out-on-tuesdays"),
+    ]:
         assert path in _cli_search(project, query), query

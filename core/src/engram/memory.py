@@ -121,6 +121,11 @@ class Memory(ClosingStore):
         except IndexDamaged as exc:
             damage_mark.record(config, exc)
             raise
+        # A store that made its index file just now, in a project whose embedding cache shows
+        # an index was made here before: the index was deleted, and an empty one beside the
+        # vault would answer "no results" for everything it holds. It is rebuilt (see below).
+        cache_path = config.resolve(config.cache.path)
+        lost = getattr(store, "created", False) is True and damaged is None and cache_path.exists()
         try:
             inner: Embedder = build_part(config, registry, "embedder")
             cache = (
@@ -133,6 +138,8 @@ class Memory(ClosingStore):
         memory = cls(config, registry, store, CachedEmbedder(inner, cache), searcher)
         if damaged is not None:
             memory.notices.append(recovery.rebuild(damaged, memory))
+        elif lost:
+            memory.notices.append(recovery.rebuild_missing(memory))
         return memory
 
     # -- lifecycle -----------------------------------------------------------------------------

@@ -138,6 +138,19 @@ def rebuild(damaged: IndexDamaged, memory: Rebuilds) -> str:
     return notice
 
 
+def rebuild_missing(memory: Rebuilds) -> str:
+    """Fill an index made anew because the old one was deleted (``Memory.open`` tells), with
+    one line on stderr, as ``rebuild`` does for a damaged one."""
+    notice = "the index was missing (deleted?); it was made again from the markdown files"
+    print(f"engram: warning: {notice}", file=sys.stderr, flush=True)
+    try:
+        memory.rebuild()
+    except BaseException:
+        memory.close()
+        raise
+    return notice
+
+
 @contextlib.contextmanager
 def _exclusive(path: Path) -> Iterator[None]:
     """Hold ``<path>.recover-lock`` so two processes never move each other's fresh index."""

@@ -49,6 +49,9 @@ class Database:
             self.files = (p, p.with_name(p.name + "-wal"), p.with_name(p.name + "-shm"), side)
         self._busy_ms = options.busy_timeout_ms
         self._path = None if options.in_memory else options.path
+        # Whether this open makes the file (none was there): core rebuilds an index made anew
+        # where one had been (``Memory.open``).
+        self.created = self._path is not None and not self._path.exists()
         if not options.in_memory:
             _make_parent(options.path)
         self.module: ModuleType
