@@ -6,6 +6,11 @@ the store's files to ``<name>.corrupt-<UTC time>`` and opens a fresh one; ``Memo
 rebuilds it from the markdown and says so in one warning line on stderr (the CLI, the agent tools
 and the host hooks all open memories there).
 
+Damage deeper down than opening reads (a broken table, a file cut short) shows in the middle
+of a command: the command is run once more with the error as a ``suspect`` (``engram.cli``,
+``engram.keeper`` for long-lived processes), and ``open_store`` checks the store again under the
+recovery lock (its ``check_integrity``, when it has one) before moving it aside and rebuilding.
+
 A store that is not on this machine (a Chroma server, LanceDB on object storage) raises
 ``RemoteIndexDamaged``: nothing is moved or dropped automatically (the data is shared, and may be
 someone else's to inspect), and its one-line message names where it is and says that
@@ -51,7 +56,7 @@ def open_store(
     query, a file cut short); it is moved aside too unless, checked again under the recovery
     lock, it is whole (another process healed it meanwhile)."""
     if suspect is not None and suspect.files:
-        return _heal_suspect(config, registry, suspect.files[0])
+        return _heal_suspect(config, registry, suspect)
     try:
         return build_part(config, registry, "store"), None
     except RemoteIndexDamaged as exc:
@@ -75,11 +80,13 @@ def open_store(
 
 
 def _heal_suspect(
-    config: EngramConfig, registry: Registry, index: Path
+    config: EngramConfig, registry: Registry, suspect: IndexDamaged
 ) -> tuple[Store, IndexDamaged | None]:
     """Under the recovery lock: the store as it is when it opens and passes its own deep check
-    (someone healed it meanwhile), else moved aside and opened anew."""
-    with _exclusive(index):
+    (someone healed it meanwhile), else moved aside and opened anew. A store without a deep
+    check is taken at its word: what it called damaged is moved aside (the markdown files
+    make it again; nothing is lost if another process had healed it already)."""
+    with _exclusive(suspect.files[0]):
         try:
             store = build_part(config, registry, "store")
         except IndexDamaged as exc:
@@ -87,7 +94,10 @@ def _heal_suspect(
                 raise
             problem = exc
         else:
-            found = _integrity(store)
+            if getattr(store, "check_integrity", None) is None:
+                found: IndexDamaged | None = suspect
+            else:
+                found = _integrity(store)
             if found is None:
                 return store, None
             store.close()
