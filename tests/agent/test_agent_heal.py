@@ -20,7 +20,7 @@ from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult
 from starlette.testclient import TestClient
 
-from agent_support import wait_until
+from agent_support import capture_finished, wait_until
 from engram.dashboard.app import build_app
 from engram.dashboard.data import DashboardData
 from index_damage import KINDS, damage, index_of
@@ -225,3 +225,16 @@ def test_a_deeply_damaged_index_is_healed_and_remember_keeps_the_memory(project:
         ("deploys tuesdays", "deploys-go-out-on-tuesdays"),
     ]:
         assert path in _cli_search(project, query), query
+
+
+def test_a_hooks_capture_heals_a_deeply_damaged_index(project: Path) -> None:
+    assert _cli(project, "remember", "Deploys go out on Tuesdays.").returncode == 0
+    damage(project, "deeply damaged", _env())
+    (project / "notes" / "new.md").write_text("# Ferry\n\nThe quokka ferry.\n", encoding="utf-8")
+    hook = _cli(project, "hooks", "run", "session-end")
+    assert hook.returncode == 0, hook.stderr
+    capture_finished(project, "session-end")
+    log = (project / ".engram" / "capture.log").read_text(encoding="utf-8")
+    assert "capture failed" not in log, log
+    assert list(index_of(project).parent.glob("index.sqlite.corrupt-*")), log
+    assert "notes/new.md" in _cli_search(project, "quokka ferry")

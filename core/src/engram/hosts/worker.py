@@ -40,18 +40,22 @@ def run_job(job: dict[str, Any]) -> Result:
         config.sessions.claude_dir = Path(root)
     try:
         return _work(job, config, settings)
-    except IndexDamaged as exc:  # called damaged here: nobody writes it until it is rebuilt
-        damage_mark.record(config, exc)
+    except IndexDamaged as exc:
+        if exc.files:  # local damage met mid-job: healed (moved aside, rebuilt), done once more
+            return _work(job, config, settings, suspect=exc)
+        damage_mark.record(config, exc)  # called damaged here: nobody writes it until rebuilt
         raise
 
 
-def _work(job: dict[str, Any], config: EngramConfig, settings: str) -> Result:
+def _work(
+    job: dict[str, Any], config: EngramConfig, settings: str, suspect: IndexDamaged | None = None
+) -> Result:
     from engram import recall as recalling
     from engram.hosts import quiet
     from engram.memory import Memory
     from engram.scopes import memory_folders
 
-    with Memory.open(config) as memory:
+    with Memory.open(config, suspect=suspect) as memory:
         if job["event"] == "session-start":
             folders = [f.path for f in memory_folders(config)]
             tree = quiet.folders_digest(folders)  # before recall reads them
