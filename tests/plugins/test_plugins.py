@@ -432,9 +432,9 @@ def test_two_distributions_registering_one_store_name_are_named_both(
 def test_unknown_store_lists_installed_names() -> None:
     registry = build_registry(get_plugin_manager(load_entry_points=False))
     with pytest.raises(PluginNotFound) as info:
-        registry.get("store", "postgres")
+        registry.get("store", "qdrant")
     message = str(info.value)
-    assert "no store named 'postgres' is installed" in message
+    assert "no store named 'qdrant' is installed" in message
     assert f"(installed: {', '.join(registry.names('store'))})" in message
     assert "memory" in registry.names("store")
     assert "pip install" not in message
@@ -446,6 +446,7 @@ def test_unknown_store_lists_installed_names() -> None:
         ("store", "lancedb", "engram-lancedb"),
         ("store", "sqlite", "engram-sqlite"),
         ("store", "chroma", "engram-chroma"),
+        ("store", "postgres", "engram-postgres"),
         ("embedder", "openai", "engram-openai"),
         ("embedder", "voyage", "engram-voyage"),
         ("embedder", "local", "engram-local"),

@@ -13,6 +13,7 @@ CHECKOUT_PATHS: dict[str, str] = {
     "engram-sqlite": "backends/sqlite",
     "engram-lancedb": "backends/lancedb",
     "engram-chroma": "backends/chroma",
+    "engram-postgres": "backends/postgres",
     "engram-local": "embedders/local",
     "engram-openai": "embedders/openai",
     "engram-voyage": "embedders/voyage",

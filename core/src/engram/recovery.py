@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from engram.config import EngramConfig
 from engram.errors import IndexDamaged, RemoteIndexDamaged
+from engram.origins import load_origin, open_view, shared
 from engram.parts import build_part
 from engram.protocols import Store
 from engram.registry import Registry
@@ -58,12 +59,12 @@ def open_store(
     if suspect is not None and suspect.files:
         return _heal_suspect(config, registry, suspect)
     try:
-        return build_part(config, registry, "store"), None
+        return _build(config, registry), None
     except RemoteIndexDamaged as exc:
         if not clear_remote or exc.clear is None:
             raise
         exc.clear()
-        return build_part(config, registry, "store"), None
+        return _build(config, registry), None
     except IndexDamaged as exc:
         if not exc.files:
             raise
@@ -71,12 +72,29 @@ def open_store(
     with _exclusive(damaged.files[0]):
         # Another process may have recovered it while this one waited for the lock.
         try:
-            return build_part(config, registry, "store"), None
+            return _build(config, registry), None
         except IndexDamaged as again:
             damaged = again
         moved = move_aside(damaged.files)
         damaged.files = moved
-        return build_part(config, registry, "store"), damaged
+        return _build(config, registry), damaged
+
+
+def _build(config: EngramConfig, registry: Registry) -> Store:
+    """The configured store; a shared one as this vault's origin sees it (``engram.origins``)."""
+    store: Store = build_part(config, registry, "store")
+    return view_for(config, store)
+
+
+def view_for(config: EngramConfig, store: Store) -> Store:
+    """``store`` as this vault sees it: a shared store through its origin, others as they are."""
+    if not shared(store):
+        return store
+    try:
+        return open_view(store, load_origin(config.root, config.origin.name))
+    except BaseException:
+        store.close()
+        raise
 
 
 def _heal_suspect(

@@ -22,6 +22,7 @@ KNOWN_DISTRIBUTIONS: dict[tuple[Kind, str], str] = {
     ("store", "sqlite"): "engram-sqlite",
     ("store", "lancedb"): "engram-lancedb",
     ("store", "chroma"): "engram-chroma",
+    ("store", "postgres"): "engram-postgres",
     ("embedder", "local"): "engram-local",
     ("embedder", "openai"): "engram-openai",
     ("embedder", "voyage"): "engram-voyage",

@@ -1,7 +1,9 @@
 """Fixtures: every test runs against a fresh engram memory in a temporary folder, once per real
-store (SQLite, LanceDB, embedded Chroma) with the offline ``hash`` embedder. The stores are the
-engram-sqlite, engram-lancedb and engram-chroma distributions of this repository; one that is not
-installed fails its tests (engram names the missing plugin), it is never skipped."""
+store (SQLite, LanceDB, embedded Chroma, PostgreSQL) with the offline ``hash`` embedder. The
+stores are the engram-sqlite, engram-lancedb, engram-chroma and engram-postgres distributions of
+this repository; one that is not installed fails its tests (engram names the missing plugin), it
+is never skipped. PostgreSQL is a real server (``engram_postgres.testing``), a new database for
+each test."""
 
 from __future__ import annotations
 
@@ -11,14 +13,19 @@ from pathlib import Path
 import pytest
 
 from engram_langchain import EngramVectorStore
+from engram_postgres.testing import postgres_database, postgres_dsn
 from support import MemoryFactory, memory_factory
 
-STORES = ("sqlite", "lancedb", "chroma")
+__all__ = ["postgres_database", "postgres_dsn"]
+
+STORES = ("sqlite", "lancedb", "chroma", "postgres")
 
 
 @pytest.fixture(params=STORES)
 def backend(request: pytest.FixtureRequest) -> str:
     name: str = request.param
+    if name == "postgres":
+        request.getfixturevalue("postgres_database")
     return name
 
 

@@ -21,12 +21,19 @@ from engram_langchain import EngramRetriever, EngramVectorStore
 from support import memory_factory
 
 
+def own_database(request: pytest.FixtureRequest, backend: str) -> None:
+    """PostgreSQL: a new database for this test (``engram_postgres.testing``)."""
+    if backend == "postgres":
+        request.getfixturevalue("postgres_database")
+
+
 class _VectorStoreOnEngram(VectorStoreIntegrationTests):
     backend: ClassVar[str]
 
     @pytest.fixture
-    def vectorstore(self, tmp_path: Path) -> Iterator[VectorStore]:
+    def vectorstore(self, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[VectorStore]:
         """An empty store on a fresh memory; the suite wants a new one per test."""
+        own_database(request, self.backend)
         with memory_factory(tmp_path, self.backend) as open_memory:
             yield EngramVectorStore(open_memory())
 
@@ -43,6 +50,10 @@ class TestChromaVectorStore(_VectorStoreOnEngram):
     backend = "chroma"
 
 
+class TestPostgresVectorStore(_VectorStoreOnEngram):
+    backend = "postgres"
+
+
 NOTES = [
     "The billing service retries failed payments three times.",
     "Payments are reconciled against the bank every night.",
@@ -57,9 +68,10 @@ class _RetrieverOnEngram(RetrieversIntegrationTests):
     _store: EngramVectorStore
 
     @pytest.fixture(autouse=True)
-    def _filled_store(self, tmp_path: Path) -> Iterator[None]:
+    def _filled_store(self, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[None]:
         """The suite builds retrievers from ``retriever_constructor_params``: a store holding
         a few notes about payments, so a query about them has at least three answers."""
+        own_database(request, self.backend)
         with memory_factory(tmp_path, self.backend) as open_memory:
             self._store = EngramVectorStore(open_memory())
             self._store.add_documents([Document(page_content=text) for text in NOTES])
@@ -88,3 +100,7 @@ class TestLanceDBRetriever(_RetrieverOnEngram):
 
 class TestChromaRetriever(_RetrieverOnEngram):
     backend = "chroma"
+
+
+class TestPostgresRetriever(_RetrieverOnEngram):
+    backend = "postgres"

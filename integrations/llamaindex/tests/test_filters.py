@@ -5,6 +5,7 @@ and what engram cannot express is an error that names it."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from llama_index.core.vector_stores.types import (
 from llama_index.core.vector_stores.utils import build_metadata_filter_fn
 
 from engram_llamaindex import EngramVectorStore, UnsupportedFilter, to_engram_filter
+from engram_postgres.testing import fresh_database
 from support import memory_factory
 
 META: dict[str, dict[str, Any]] = {
@@ -35,13 +37,16 @@ META: dict[str, dict[str, Any]] = {
 EVERY = sorted(META)
 
 
-@pytest.fixture(scope="module", params=("sqlite", "lancedb", "chroma"))
+@pytest.fixture(scope="module", params=("sqlite", "lancedb", "chroma", "postgres"))
 def loaded(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[EngramVectorStore]:
     """One store per backend holding six nodes, shared by the tests of this module (read only)."""
     root: Path = tmp_path_factory.mktemp(f"filters-{request.param}")
-    with memory_factory(root, request.param) as open_memory:
+    with ExitStack() as stack:
+        if request.param == "postgres":  # a database of this module's own
+            stack.enter_context(fresh_database(request.getfixturevalue("postgres_dsn")))
+        open_memory = stack.enter_context(memory_factory(root, request.param))
         store = EngramVectorStore(open_memory())
         store.add([TextNode(id_=i, text=f"node {i} text", metadata=m) for i, m in META.items()])
         yield store

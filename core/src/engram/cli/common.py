@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -100,3 +101,23 @@ def open_memory(ctx: typer.Context, *, clear_remote: bool = False) -> Memory:
 
     suspect = _suspect[0] if _suspect else None
     return Memory.open(get_config(ctx), clear_remote=clear_remote, suspect=suspect)
+
+
+def read_stdin(what: str = "stdin") -> str:
+    """All of stdin as text, refused in one line (``InvalidText``) unless it is UTF-8: bytes
+    that are not would otherwise reach a store or a file as lone surrogates, or a traceback."""
+    from engram.unicode_text import InvalidText, require_unicode
+
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # a text-only stream (a test's, an embedding host's)
+        text: str = sys.stdin.read()
+        require_unicode(text, what)
+        return text
+    data: bytes = stream.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidText(
+            f"{what} is not valid UTF-8 text (byte {exc.start}); give it as UTF-8"
+        ) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")  # as text mode reads lines

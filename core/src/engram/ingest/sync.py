@@ -29,6 +29,7 @@ from engram.ingest.report import IndexInterrupted, IndexReport, Progress, Skippe
 from engram.ingest.scan import Finder, Survey
 from engram.ingest.vault import VaultFile
 from engram.models import Chunk, Document
+from engram.origins import TEXT_KEY, OriginStore
 from engram.protocols import Embedder, Store
 from engram.redact import strip_private
 from engram.stamps import Stamp, Stat, stat_from
@@ -172,6 +173,8 @@ def _sync(
         suspects, removed = found.suspects, found.removed
         full = records.documents([f.document_id for f, _ in suspects if f.document_id in known])
         writer = DocumentWriter(store, embedder, report, "files")
+        # On a shared store a record keeps its file's text: other machines read it from there.
+        keep_text = isinstance(store, OriginStore)
         if progress and found.files and not suspects:
             progress(found.files, found.files, "")
         for done, (file, stat) in enumerate(suspects, found.unchanged + 1):
@@ -194,10 +197,12 @@ def _sync(
                 report.changed += 1
             if dry_run:
                 continue
-            chunks, warnings = make_chunks(file.document_id, strip_private(text), digest)
+            clean = strip_private(text)
+            chunks, warnings = make_chunks(file.document_id, clean, digest)
             chunks = _labelled(chunks, file.source)
             report.warnings.extend(f"{file.document_id}: {w}" for w in warnings)
-            writer.add(Pending(file.document_id, digest, chunks, old_doc, _record(file, stat)))
+            record = _record(file, stat, clean if keep_text else None)
+            writer.add(Pending(file.document_id, digest, chunks, old_doc, record))
         writer.flush()
     except KeyboardInterrupt as exc:  # Ctrl+C: nothing is removed; say what was done
         report.seconds = time.perf_counter() - started
@@ -275,9 +280,9 @@ def _restamped(old: Document, stat: Stat) -> Document:
     )
 
 
-def _record(file: VaultFile, stat: Stat | None) -> dict[str, object]:
+def _record(file: VaultFile, stat: Stat | None, text: str | None) -> dict[str, object]:
     """A vault file's record: its source, where it lives (``root`` is what ``get`` may read),
-    and its stat before it was read."""
+    its stat before it was read, and (``text``) what it says, when other machines read it."""
     record: dict[str, object] = {
         "source": file.source,
         "root": file.root.as_posix(),
@@ -285,6 +290,8 @@ def _record(file: VaultFile, stat: Stat | None) -> dict[str, object]:
     }
     if stat is not None:
         record["stat"] = list(stat)
+    if text is not None:
+        record[TEXT_KEY] = text
     return record
 
 
