@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from engram import memories, recovery, stats
+from engram import damage_mark, memories, recovery, stats
 from engram import prune as pruning
 from engram import recall as recalling
 from engram.access import AccessCounter
@@ -93,11 +93,40 @@ class Memory(ClosingStore):
         overrides: dict[str, Any] | None = None,
         plugin_manager: pluggy.PluginManager | None = None,
         clear_remote: bool = False,
+        suspect: IndexDamaged | None = None,
     ) -> Memory:
-        """``clear_remote``: for ``engram rebuild`` only (see ``recovery.open_store``)."""
+        """``clear_remote``: for ``engram rebuild`` only; ``suspect``: damage an open store
+        reported, healed here (both: see ``recovery.open_store``)."""
         config = config or load_config(overrides)
         registry = build_registry(plugin_manager or get_plugin_manager())
-        store, damaged = recovery.open_store(config, registry, clear_remote=clear_remote)
+        return cls._open_with(config, registry, clear_remote=clear_remote, suspect=suspect)
+
+    def reopen(self, *, suspect: IndexDamaged | None = None) -> Memory:
+        """A new memory over the same configuration and plugins (this one is left open): what a
+        long-lived process does when its index was replaced, removed or damaged under it."""
+        return type(self)._open_with(self.config, self.registry, suspect=suspect)
+
+    @classmethod
+    def _open_with(
+        cls,
+        config: EngramConfig,
+        registry: Registry,
+        *,
+        clear_remote: bool = False,
+        suspect: IndexDamaged | None = None,
+    ) -> Memory:
+        try:
+            store, damaged = recovery.open_store(
+                config, registry, clear_remote=clear_remote, suspect=suspect
+            )
+        except IndexDamaged as exc:
+            damage_mark.record(config, exc)
+            raise
+        # A store that made its index file just now, in a project whose embedding cache shows
+        # an index was made here before: the index was deleted, and an empty one beside the
+        # vault would answer "no results" for everything it holds. It is rebuilt (see below).
+        cache_path = config.resolve(config.cache.path)
+        lost = getattr(store, "created", False) is True and damaged is None and cache_path.exists()
         try:
             inner: Embedder = build_part(config, registry, "embedder")
             cache = (
@@ -110,6 +139,8 @@ class Memory(ClosingStore):
         memory = cls(config, registry, store, CachedEmbedder(inner, cache), searcher)
         if damaged is not None:
             memory.notices.append(recovery.rebuild(damaged, memory))
+        elif lost:
+            memory.notices.append(recovery.rebuild_missing(memory))
         return memory
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -225,6 +256,7 @@ class Memory(ClosingStore):
             documents, damaged = {}, True
         roots = [r for r in self.vault_roots(documents) if r.exists()]
         had_sessions = any(d.metadata.get("source") == sessions.SOURCE for d in documents.values())
+        damage_mark.clear(self.config)  # what was called damaged is made anew: writes may go on
         emptied_whole = self._reset_for_rebuild(damaged)
         report = self.index(roots, progress=progress)
         if emptied_whole:

@@ -138,22 +138,35 @@ def main(argv: list[str] | None = None) -> int:
                 "arguments as UTF-8 text\n"
             )
             return 2
-    from engram.errors import EngramError
+    return _run(args)
 
-    try:
-        build_app(args)(args=args, prog_name="engram", standalone_mode=True)
-    except SystemExit as exc:
-        return _exit_code(exc.code)
-    except EngramError as exc:
-        from engram.cli.common import print_labelled
 
-        print_labelled("error:", _one_line(str(exc)), style="bold red")
-        return 1
-    except OSError as exc:  # the system refused a path given (too long, not allowed, gone)
-        from engram.cli.common import print_labelled
+def _run(args: list[str]) -> int:
+    """The command, once more when it met a local index damaged below what opening reads (a
+    broken table, a file cut short): the next open heals it (moved aside, rebuilt)."""
+    from engram.cli import common
+    from engram.errors import EngramError, IndexDamaged
 
-        print_labelled("error:", _one_line(_os_message(exc)), style="bold red")
-        return 1
+    for attempt in (1, 2):
+        try:
+            build_app(args)(args=args, prog_name="engram", standalone_mode=True)
+        except SystemExit as exc:
+            return _exit_code(exc.code)
+        except IndexDamaged as exc:
+            if attempt == 1 and exc.files and common.heal_next_open(exc):
+                continue
+            from engram import damage_mark
+
+            damage_mark.record(common.loaded[0] if common.loaded else None, exc)
+            common.print_labelled("error:", _one_line(str(exc)), style="bold red")
+            return 1
+        except EngramError as exc:
+            common.print_labelled("error:", _one_line(str(exc)), style="bold red")
+            return 1
+        except OSError as exc:  # the system refused a path given (too long, not allowed, gone)
+            common.print_labelled("error:", _one_line(_os_message(exc)), style="bold red")
+            return 1
+        return 0
     return 0
 
 

@@ -14,6 +14,7 @@ from engram import __version__
 
 if TYPE_CHECKING:  # loaded by the commands that open a memory, not by --help or --version
     from engram.config import EngramConfig
+    from engram.errors import IndexDamaged
     from engram.memory import Memory
 
 # Markup off: what the CLI prints is paths, notes, queries and library messages, where "[agent]"
@@ -69,18 +70,37 @@ def global_options(
     ctx.obj = {"config_file": config, "overrides": overrides}
 
 
+loaded: list[EngramConfig] = []  # the configuration the command ran with (``main`` marks damage)
+
+
 def get_config(ctx: typer.Context) -> EngramConfig:
     from engram.config import load_config
 
     obj = ctx.find_root().obj or {}
-    return load_config(obj.get("overrides"), project_file=obj.get("config_file"))
+    config = load_config(obj.get("overrides"), project_file=obj.get("config_file"))
+    loaded[:] = [config]
+    return config
+
+
+_suspect: list[IndexDamaged] = []  # damage a first run of this command met (``main``)
+
+
+def heal_next_open(damaged: IndexDamaged) -> bool:
+    """Have the next ``open_memory`` of this process heal ``damaged`` (``main`` runs the
+    command once more); False when a run already did, so the command gives up."""
+    if _suspect:
+        return False
+    _suspect.append(damaged)
+    return True
 
 
 def open_memory(ctx: typer.Context, *, clear_remote: bool = False) -> Memory:
-    """``clear_remote``: the command recreates the index (see ``recovery.open_store``)."""
+    """``clear_remote``: the command recreates the index (see ``recovery.open_store``). After
+    a run that met a damaged index (``heal_next_open``), it is checked and healed first."""
     from engram.memory import Memory
 
-    return Memory.open(get_config(ctx), clear_remote=clear_remote)
+    suspect = _suspect[0] if _suspect else None
+    return Memory.open(get_config(ctx), clear_remote=clear_remote, suspect=suspect)
 
 
 def read_stdin(what: str = "stdin") -> str:

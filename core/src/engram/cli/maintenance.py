@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel
 
+from engram import damage_mark
 from engram.cli.common import console, err_console, get_config
 from engram.config import EngramConfig, parse_overrides, plugin_options
 from engram.errors import ConfigError
@@ -168,6 +169,7 @@ def reset_command(
         )
     store, damaged = open_store(config, build_registry(get_plugin_manager()), clear_remote=True)
     try:
+        damage_mark.clear(config)
         store.reset()
     finally:
         store.close()
