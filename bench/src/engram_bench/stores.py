@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
     "chroma": {"mode": "embedded"},
 }
 PATH_FIELD = "path"
+NAMESPACE_FIELD = "namespace"
 
 
 @dataclass
@@ -42,10 +44,14 @@ class StoreSpec:
         return f"{self.entry.distribution or self.entry.plugin} {self.entry.version or ''}".strip()
 
     def options_for(self, folder: Path) -> dict[str, Any]:
-        """The raw options of a store whose data lives under ``folder``."""
+        """The raw options of a store whose data lives under ``folder``; a server store with
+        namespaces (PostgreSQL) gets a fresh one, so a run never meets another's index."""
         raw = dict(self.raw_options)
-        if PATH_FIELD in self.entry.options.model_fields and PATH_FIELD not in raw:
+        fields = self.entry.options.model_fields
+        if PATH_FIELD in fields and PATH_FIELD not in raw:
             raw[PATH_FIELD] = folder / "data"
+        if NAMESPACE_FIELD in fields and NAMESPACE_FIELD not in raw:
+            raw[NAMESPACE_FIELD] = f"bench-{uuid.uuid4().hex[:12]}"
         return raw
 
     def build(self, folder: Path) -> Store:

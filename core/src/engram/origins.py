@@ -23,6 +23,7 @@ which every store binds as data.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -168,10 +169,17 @@ def open_view(store: Store, origin: Origin) -> Store:
         extras.append(_Replaces)
     if isinstance(store, Optimizes):
         extras.append(_Optimizes)
-    # What the view can do is what the store can do (persistence, concurrent writers…).
-    cls = type("OriginStore", (*extras, OriginStore), {"capabilities": store.capabilities})
-    view: OriginStore = cls(store, origin)
+    view: OriginStore = _view_class(tuple(extras), store.capabilities)(store, origin)
     return view
+
+
+@functools.cache
+def _view_class(
+    extras: tuple[type, ...], capabilities: frozenset[StoreCapability]
+) -> type[OriginStore]:
+    """One class per set of capabilities (made once: type caches key on it). What the view can
+    do is what the store can do (persistence, concurrent writers…)."""
+    return type("OriginStore", (*extras, OriginStore), {"capabilities": capabilities})
 
 
 class OriginStore(ClosingStore):

@@ -167,6 +167,9 @@ class UsageLedger(SqliteHandle):
                 found = db.execute(
                     "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'requests'"
                 ).fetchone()
+                # A newer engram's ledger: the open refuses it with its own words, unchanged.
+                newer = int(db.execute("PRAGMA user_version").fetchone()[0]) > self.file.version
+                found = found or (1 if newer else None)
         except sqlite3.Error as exc:
             found, detail = None, str(exc)
         else:
