@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,24 +30,26 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class TeamServer:
+class TeamServer(ABC):
     """One server, and a fresh place on it (``store_toml``) for the projects of one test."""
 
     kind = ""
 
+    @abstractmethod
     def store_toml(self) -> str:
-        raise NotImplementedError
+        """The ``[store]`` lines that point a project at this test's place on the server."""
 
     def environment(self) -> dict[str, str]:
         """What a project's ``engram`` needs in its environment to reach the server."""
         return {}
 
+    @abstractmethod
     def fresh(self) -> TeamServer:
         """The same server, with a new place on it for the next test's projects."""
-        raise NotImplementedError
 
+    @abstractmethod
     def stop(self) -> None:
-        raise NotImplementedError
+        """Stop the server and remove what it wrote."""
 
 
 class ChromaTeamServer(TeamServer):

@@ -15,9 +15,10 @@ from engram.cli import main
 from engram.default_plugins.memory_store import MemoryStore
 from engram.errors import StoreError
 from engram.migrate import migrate
-from engram.models import Chunk, Document, IndexIdentity
+from engram.models import Chunk, IndexIdentity
 from engram.protocols import Store
-from engram.testing.data import IDENTITY, chunk
+from engram.testing.data import IDENTITY
+from engram.testing.migration import CHUNKS, RECORDS, VECTORS, assert_same, contents, fill
 from engram_lancedb import LanceDBOptions, LanceDBStore
 from engram_sqlite import SQLiteOptions, SQLiteStore
 from support import MemoryFactory, note, write_vault
@@ -53,36 +54,6 @@ class DropsMetadata(MemoryStore):
         super().upsert([c.model_copy(update={"metadata": {}}) for c in chunks])
 
 
-def contents(store: Store) -> dict[str, Any]:
-    chunks = sorted((c for b in store.iter_chunks() for c in b), key=lambda c: c.id)
-    return {
-        "chunks": [c.model_dump() for c in chunks],
-        "documents": {k: d.model_dump() for k, d in store.list_documents().items()},
-        "identity": store.get_identity(),
-    }
-
-
-def odd_chunks() -> list[Chunk]:
-    """What a store must carry over besides ordinary chunks: no vector, a zero vector, a huge
-    one, typed metadata."""
-    zero = [0.0] * IDENTITY.dimension
-    return [
-        Chunk(id="novec", document_id="odd", text="keyword only"),
-        Chunk(id="zero", document_id="odd", text="zero vector", vector=zero),
-        Chunk(id="huge", document_id="odd", text="huge", vector=[3e30] * IDENTITY.dimension),
-        chunk(900, text="typed metadata").model_copy(
-            update={"metadata": {"i": 2**53, "f": 2.5, "b": True, "n": None, "l": [1, "x"]}}
-        ),
-    ]
-
-
-def fill(store: Store) -> None:
-    store.set_identity(IDENTITY)
-    store.upsert([chunk(i) for i in range(40)] + odd_chunks())
-    for i in range(5):
-        store.put_document(Document(id=f"doc-{i}", hash=f"h{i}", metadata={"source": "memory"}))
-
-
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -99,7 +70,7 @@ def test_sqlite_to_lancedb_and_back_is_identical_and_leaves_the_source_alone(
         expected = contents(source)
         lance = LanceDBStore(LanceDBOptions(path=tmp_path / "lance"))
         report = migrate(read_only(source), lance, batch_size=7, verify_sample=10)
-        assert (report.chunks, report.vectors, report.documents) == (44, 43, 5)
+        assert (report.chunks, report.vectors, report.documents) == (CHUNKS, VECTORS, RECORDS)
         assert report.identity == IDENTITY and report.checked_chunks == 10
         assert report.vector_searches > 0 and report.keyword_searches > 0
         assert contents(lance) == expected
@@ -107,7 +78,7 @@ def test_sqlite_to_lancedb_and_back_is_identical_and_leaves_the_source_alone(
 
     back = SQLiteStore(SQLiteOptions(path=tmp_path / "back.sqlite"))
     try:
-        migrate(read_only(lance), back, verify_sample=44)
+        migrate(read_only(lance), back, verify_sample=CHUNKS)
         assert contents(back) == expected, "vectors, metadata and records survive both ways"
     finally:
         back.close()
@@ -122,18 +93,7 @@ def test_memory_to_sqlite_keeps_everything_up_to_float32(tmp_path: Path) -> None
     try:
         report = migrate(source, target)
         assert report.chunks == source.count() == target.count()
-        got = {c.id: c for b in target.iter_chunks() for c in b}
-        for original in (c for b in source.iter_chunks() for c in b):
-            copy = got[original.id]
-            assert (copy.text, copy.metadata, copy.document_id) == (
-                original.text,
-                original.metadata,
-                original.document_id,
-            )
-            assert (copy.vector is None) == (original.vector is None)
-            if original.vector is not None and copy.vector is not None:
-                assert copy.vector == pytest.approx(original.vector, rel=1e-6)
-        assert target.list_documents() == source.list_documents()
+        assert_same(contents(target), contents(source))
     finally:
         target.close()
 

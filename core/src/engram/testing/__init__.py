@@ -26,6 +26,7 @@ pytest.register_assert_rewrite(
     "engram.testing.extractor_suite",
     "engram.testing.integrity",
     "engram.testing.state_machine",
+    "engram.testing.migration",
 )
 
 from engram.testing.embedder_suite import EmbedderSuite  # noqa: E402
