@@ -29,7 +29,7 @@ from engram.origins import (
     split_stored,
 )
 from engram.protocols import Store
-from engram.testing import StoreSuite
+from engram.testing import OriginViewSuite
 from engram.testing.data import IDENTITY, chunk, unit_vector
 
 A = Origin("a" * 16, "alice-laptop")
@@ -223,22 +223,15 @@ def test_a_name_with_sql_and_path_characters_is_only_data(tmp_path: Path) -> Non
     assert not (tmp_path / "etc").exists()
 
 
-class TestOriginViewConformance(StoreSuite):
+class TestOriginViewConformance(OriginViewSuite):
     """The view is a store like any other: the shared suite, through an origin's eyes, with
     another origin's rows beside it the whole time."""
 
+    origin = A
+
     @pytest.fixture
-    def store(self) -> Iterator[Store]:
+    def shared_store(self) -> Iterator[Store]:
         inner = SharedMemoryStore()
         other = open_view(inner, B)
-        view = open_view(inner, A)
-        yield view
+        yield inner
         assert other is not None
-
-    @pytest.mark.xfail(
-        reason="a shared store's identity is every origin's: reset empties this origin's rows "
-        "and keeps it (the view's own tests above check the rest of reset)",
-        strict=True,
-    )
-    def test_reset_empties_everything_including_identity(self, filled: Store) -> None:
-        super().test_reset_empties_everything_including_identity(filled)
