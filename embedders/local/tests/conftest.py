@@ -184,9 +184,11 @@ NaiveBert = Callable[[dict[str, F64], dict[str, Any], list[int]], F64]
 
 
 @pytest.fixture(autouse=True)
-def _only_this_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Plugin loading is limited to this package (the root conftest isolates the config)."""
+def _only_this_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Plugin loading is limited to this package (the root conftest isolates the config), and
+    the model cache is an empty folder of the test's own (never the user's fetched weights)."""
     monkeypatch.setenv("ENGRAM_LOAD_PLUGINS", "engram-local")
+    monkeypatch.setenv("ENGRAM_MODEL_CACHE", str(tmp_path / "model-cache"))
 
 
 @pytest.fixture(scope="session")

@@ -42,7 +42,7 @@ def test_the_weights_package_is_found_without_importing_it() -> None:
 @pytest.mark.usefixtures("without_weights_package")
 def test_missing_weights_give_the_install_command_on_first_embed() -> None:
     assert bundled_model_dir() is None
-    embedder = LocalEmbedder(LocalOptions(allow_download=False))  # constructing is fine
+    embedder = LocalEmbedder(LocalOptions(fetch_weights=False))  # constructing is fine
     assert (embedder.name, embedder.model, embedder.dimension) == ("local", "all-MiniLM-L6-v2", 384)
     assert embedder.max_input_tokens == 254
     with pytest.raises(EmbedderError) as info:
@@ -55,7 +55,9 @@ def test_missing_weights_give_the_install_command_on_first_embed() -> None:
 def test_an_unknown_package_name_is_simply_not_found() -> None:
     assert bundled_model_dir("engram_local_no_such_weights") is None
     with pytest.raises(EmbedderError, match="--no-deps"):
-        locate_model(LocalOptions(), bundled_package="engram_local_no_such_weights")
+        locate_model(
+            LocalOptions(fetch_weights=False), bundled_package="engram_local_no_such_weights"
+        )
 
 
 def test_another_model_without_a_folder_is_a_config_error_naming_both_fixes() -> None:

