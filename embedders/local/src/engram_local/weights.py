@@ -35,6 +35,7 @@ from engram import EmbedderError
 log = logging.getLogger(__name__)
 
 CACHE_ENV = "ENGRAM_MODEL_CACHE"
+FETCHING = ".fetching-"  # + the fetching process's pid: a temporary folder in the cache
 READ_TIMEOUT_S = 60.0
 BLOCK = 1 << 20
 
@@ -109,7 +110,8 @@ def fetch_weights(
     )
     try:
         root.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=root, prefix=".fetching-") as work:
+        _remove_abandoned(root)
+        with tempfile.TemporaryDirectory(dir=root, prefix=f"{FETCHING}{os.getpid()}-") as work:
             archive = Path(work) / "weights.zip"
             with _bar(source) as shown:
                 _download(source, archive, progress or shown)
@@ -127,6 +129,25 @@ def fetch_weights(
         ) from exc
     log.info("fetched the %s weights into %s", source.name, final)
     return final
+
+
+def _remove_abandoned(root: Path) -> None:
+    """Temporary folders of fetches whose process is gone (killed mid-download: a host's hook
+    budget, a Ctrl+C at the wrong time), so they never pile up 83 MB at a time."""
+    for folder in root.glob(f"{FETCHING}*"):
+        pid = folder.name.removeprefix(FETCHING).split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
 
 
 def _download(source: WeightsSource, target: Path, progress: Progress) -> None:
