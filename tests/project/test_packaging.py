@@ -30,6 +30,20 @@ def test_every_distribution_has_its_name_license_and_readme(dist: str, folder: s
     assert f"-e ./{folder}" in readme, folder
 
 
+@pytest.mark.parametrize(("dist", "folder"), sorted(CHECKOUT_PATHS.items()))
+def test_every_distribution_says_who_what_and_for_which_python(dist: str, folder: str) -> None:
+    """What an index page shows beside the name: authors, keywords and classifiers that are true
+    of the package (the Python it requires; typed only when it ships ``py.typed``)."""
+    project = _project(folder)["project"]
+    assert project["authors"] and project["keywords"], dist
+    classifiers = set(project["classifiers"])
+    assert project["requires-python"] == ">=3.11"
+    assert "Programming Language :: Python :: 3.11" in classifiers, dist
+    typed = any((REPO / folder).glob("src/*/py.typed"))
+    assert ("Typing :: Typed" in classifiers) == typed, dist
+    assert not any(c.startswith("License ::") for c in classifiers), "license is the expression"
+
+
 def test_the_installed_name_brings_core_the_default_store_and_embedder() -> None:
     needs = _project("kit")["project"]["dependencies"]
     assert {n.split("==")[0] for n in needs} == {"engram-kit-core", "engram-sqlite", "engram-local"}
