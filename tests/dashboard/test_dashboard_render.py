@@ -158,3 +158,28 @@ def test_a_host_name_other_than_localhost_is_refused() -> None:
     assert check_host("localhost", allow_remote=False) is None
     with pytest.raises(ConfigError, match="not a loopback address"):
         check_host("example.org", allow_remote=False)
+
+
+def test_frontmatter_lists_read_as_items_and_memory_ids_as_links() -> None:
+    html = pages.memory_page(
+        {
+            "memory": memory("m"),
+            "frontmatter": {
+                "tags": ["billing", "<ops>"],
+                "supersedes": ["fact-old-1", "fact/old 2"],
+                "revisions": [{"wording": "Was 8080.", "at": "2026-01-02"}],
+                "pinned": True,
+                "expires": None,
+            },
+            "text": "t",
+            "chain": [],
+            "entries": [],
+        }
+    )
+    front = html.split("<h2>Frontmatter</h2><table>", 1)[1].split("</table>", 1)[0]
+    assert "[" not in front and "{" not in front, "no Python list or dict text"
+    assert "billing, &lt;ops&gt;" in html
+    assert '<a href="/memory/fact-old-1">fact-old-1</a>' in html
+    assert '<a href="/memory/fact%2Fold%202">fact/old 2</a>' in html
+    assert "wording: Was 8080.; at: 2026-01-02" in html
+    assert "<td>true</td>" in html and "<td></td>" in html

@@ -102,10 +102,35 @@ def search_results(results: dict[str, Any]) -> str:
     return "".join(out) + "</section>"
 
 
+# Frontmatter fields whose values are memory ids: shown as links to those memories.
+MEMORY_ID_FIELDS = frozenset({"superseded_by", "supersedes", "conflicts_with", "related"})
+
+
+def frontmatter_value(key: str, value: Any) -> str:
+    """A frontmatter value as a reader writes it, not as Python prints it: a list as its items
+    (memory ids as links), a mapping as ``key: value`` pairs (a revision's wording and date),
+    YAML's true/false, nothing for null. Every piece escaped."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        items = [frontmatter_value(key, item) for item in value]
+        return "<br>".join(items) if key == "revisions" else ", ".join(items)
+    if isinstance(value, dict):
+        return "; ".join(
+            f"{escape(str(k))}: {frontmatter_value(str(k), v)}" for k, v in value.items()
+        )
+    text = escape(str(value))
+    if key in MEMORY_ID_FIELDS and isinstance(value, str) and value:
+        return f'<a href="/memory/{quote(value, safe="")}">{text}</a>'
+    return text
+
+
 def memory_page(data: dict[str, Any]) -> str:
     m = data["memory"]
     front = "".join(
-        f"<tr><th>{escape(str(k))}</th><td>{escape(str(v))}</td></tr>"
+        f"<tr><th>{escape(str(k))}</th><td>{frontmatter_value(str(k), v)}</td></tr>"
         for k, v in data["frontmatter"].items()
     )
     chain = [
