@@ -110,8 +110,10 @@ def edit(
 def _new_body(
     memory_id: str, body: str, content: str | None, old_text: str | None, new_text: str | None
 ) -> str:
+    """The memory's new text. Only what the edit brings in loses its ``<private>`` spans: a span
+    a person typed elsewhere in the memory stays where it was (read paths never show it)."""
     if content is not None:
-        text = content
+        text = strip_private(content).strip()
     elif old_text is not None:
         found = body.count(old_text)
         if found == 0:
@@ -124,16 +126,15 @@ def _new_body(
                 f"old_text occurs {found} times in {memory_id}; include more of the words "
                 "around it so it occurs once"
             )
-        text = body.replace(old_text, new_text or "", 1)
+        text = body.replace(old_text, strip_private(new_text or ""), 1).strip()
     else:
-        text = body
-    clean = strip_private(text).strip()
-    if not clean:
+        return body
+    if not strip_private(text).strip():
         raise InvalidMemory(
             "the edit leaves the memory empty (after removing <private> spans); to delete a "
             "memory use memory_forget"
         )
-    return clean
+    return text
 
 
 def move(
