@@ -347,7 +347,9 @@ def test_read_only_serves_reading_tools_and_refuses_every_write(project: Path) -
 
     _serve(project, work, "--read-only")
     assert (project / stored["path"]).read_text(encoding="utf-8") == before
-    assert sorted(p.name for p in (project / "memory").rglob("*.md")) == ["backups-run-nightly-at-02-00.md"]
+    assert sorted(p.name for p in (project / "memory").rglob("*.md")) == [
+        "backups-run-nightly-at-02-00.md"
+    ]
 
 
 def test_a_memory_written_by_another_process_is_found_without_a_reindex(
@@ -406,4 +408,4 @@ def test_a_memory_written_by_another_process_is_found_without_a_reindex(
         await found(client, "pager rotates thursdays nine", "memory/note/pager.md")
 
     _serve(project, work)
-    print(f"found after {', '.join(f'{w:.2f}s' for w in waits)}")  # noqa: T201
+    print(f"found after {', '.join(f'{w:.2f}s' for w in waits)}")

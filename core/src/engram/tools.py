@@ -38,6 +38,16 @@ from engram.tool_restore import MemoryRestoreInput, render_restore
 from engram.tool_restore import restore as restore_memory
 from engram.tool_search import MemorySearchInput, SearchOutput
 
+__all__ = [
+    "READ_ONLY_TOOLS",
+    "TOOLS",
+    "MemorySearchInput",
+    "SearchOutput",
+    "Tool",
+    "ToolResult",
+    "Toolbox",
+]
+
 log = logging.getLogger(__name__)
 
 MAX_CONTENT = 100_000
