@@ -409,3 +409,15 @@ def test_a_memory_written_by_another_process_is_found_without_a_reindex(
 
     _serve(project, work)
     print(f"found after {', '.join(f'{w:.2f}s' for w in waits)}")
+
+
+def test_the_docs_list_every_tool_and_mark_the_writing_ones() -> None:
+    docs = Path(__file__).resolve().parents[2] / "docs" / "integrations.md"
+    rows = {
+        line.split("|")[1].strip(" `"): line.split("|")[2].strip()
+        for line in docs.read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `")
+    }
+    for name, tool in TOOLS.items():
+        assert name in rows, f"docs/integrations.md has no row for the tool {name}"
+        assert rows[name].startswith("yes") is not tool.read_only, name
