@@ -52,6 +52,7 @@ class Freshness:
 
     def __init__(self) -> None:
         self._last: Look | None = None
+        self._failed: str | None = None  # the last failure, said once (every call retries)
         self.runs = 0  # index runs it started (for tests and the log)
 
     def refresh(self, memory: Memory) -> None:
@@ -63,8 +64,14 @@ class Freshness:
             try:
                 report = memory.index(folders)
             except EngramError as exc:  # the call goes on with the index as it is; next time
-                log.warning("engram: bringing the index up to the memory folders failed: %s", exc)
+                said = str(exc)
+                level = logging.DEBUG if said == self._failed else logging.WARNING
+                log.log(
+                    level, "engram: bringing the index up to the memory folders failed: %s", exc
+                )
+                self._failed = said
                 return
+            self._failed = None
             self.runs += 1
             if report.new or report.changed or report.removed:
                 log.info("engram: indexed memories changed elsewhere: %s", report.summary())
