@@ -36,10 +36,19 @@ def test_schemas_are_generated_from_the_input_models() -> None:
         "memory_search",
         "memory_store",
         "memory_get",
+        "memory_edit",
+        "memory_move",
         "memory_forget",
         "memory_list",
+        "memory_history",
+        "memory_recall",
+        "memory_tags",
+        "memory_recent",
+        "memory_usage",
         "memory_stats",
         "memory_restore",
+        "search",
+        "fetch",
     }
     for tool in TOOLS.values():
         assert tool.input_schema() == tool.input.model_json_schema()
@@ -53,6 +62,9 @@ def test_schemas_are_generated_from_the_input_models() -> None:
         "source",
         "type",
         "scope",
+        "tag",
+        "since",
+        "until",
         "include_superseded",
         "per_document",
     }

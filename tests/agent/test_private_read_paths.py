@@ -132,20 +132,38 @@ def test_every_mcp_tool_never_shows_a_hand_typed_span(planted: tuple[Memory, str
         ("memory_search", {"query": "deploy window"}),
         ("memory_get", {"path": path}),
         ("memory_stats", {}),
+        ("memory_history", {"id": memory_id}),
+        ("memory_recall", {"task": "deploy window"}),
+        ("memory_tags", {"include_superseded": True}),
+        ("memory_recent", {}),
+        ("memory_usage", {}),
+        ("search", {"query": "deploy window"}),
+        ("fetch", {"id": memory_id}),
+        ("memory_edit", {"id": memory_id, "importance": 2}),
         ("memory_restore", {"id": memory_id, "revision": 1}),
         ("memory_list", {}),
         ("memory_store", {"content": "The deploy window is Tuesday.", "type": "decision"}),
+        ("memory_move", {"id": memory_id, "to": "decision/window.md"}),
         ("memory_forget", {"id": memory_id}),
     ]
     assert {name for name, _ in calls} == set(TOOLS)
 
     async def main() -> None:
         async with Client(server) as client:
+            read = await client.read_resource(f"engram://memory/{memory_id}")
+            _clean("resources/read", json.dumps(read.model_dump(mode="json")))
+            listed = await client.list_resources()
+            _clean("resources/list", json.dumps(listed.model_dump(mode="json")))
+            asked = await client.get_prompt("recall", {"task": "deploy window"})
+            _clean("prompts/get", json.dumps(asked.model_dump(mode="json")))
             for name, arguments in calls:
                 result = await client.call_tool(name, arguments)
                 assert not result.is_error, (name, result.content)
                 text = "\n".join(getattr(b, "text", "") for b in result.content)
                 _clean(name, text + json.dumps(result.structured_content))
+                if name == "memory_edit":  # a span typed by hand stays in the file as it was
+                    kept = (memory.config.root / path).read_text(encoding="utf-8")
+                    assert SECRETS[6] in kept.split("---\n", 2)[2]
                 if name == "memory_restore":
                     # The revision's words are live again, its private span is not.
                     live = (memory.config.root / path).read_text(encoding="utf-8")

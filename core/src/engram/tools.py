@@ -15,28 +15,41 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
+from engram import tool_connector as connector
+from engram import tool_edit
+from engram import tool_reading as reading
+from engram import tool_search as search_tool
 from engram.errors import EngramError
-from engram.filters import And, Eq, Filter
-from engram.ingest.sessions.sync import SOURCE as SESSIONS_SOURCE
+from engram.freshness import Freshness
 from engram.keeper import Keeper
-from engram.lifecycle.conflicts import conflict_note, created_at_of, note, older_conflicts
+from engram.lifecycle.conflicts import conflict_note
+from engram.lifecycle.history import History
 from engram.memory import Memory
 from engram.models import Excerpt, MemoryInfo, MemoryType, StoredMemory
+from engram.recall import Recall
 from engram.scopes import Scope
-from engram.search.types import asked_type, typed_hits, with_typed
-from engram.sources import source_filter
 from engram.tool_get import MemoryGetInput, render_get
 from engram.tool_get import get as get_excerpt
 from engram.tool_restore import MemoryRestoreInput, render_restore
 from engram.tool_restore import restore as restore_memory
+from engram.tool_search import MemorySearchInput, SearchOutput
+
+__all__ = [
+    "READ_ONLY_TOOLS",
+    "TOOLS",
+    "MemorySearchInput",
+    "SearchOutput",
+    "Tool",
+    "ToolResult",
+    "Toolbox",
+]
 
 log = logging.getLogger(__name__)
 
-SNIPPET_CHARS = 1500
 MAX_CONTENT = 100_000
 
 
@@ -47,35 +60,9 @@ class _Input(BaseModel):
 # --------------------------------------------------------------------------- inputs
 
 
-class MemorySearchInput(_Input):
-    """Search memories, notes and past sessions (hybrid keyword + meaning)."""
-
-    query: str = Field(min_length=1, max_length=2000, description="What to look for, in words.")
-    limit: int = Field(default=6, ge=1, le=50, description="How many results at most.")
-    source: Literal["all", "memory", "vault", "sessions"] = Field(
-        default="all",
-        description="memory: markdown notes and stored memories; vault: the notes alone; "
-        "sessions: past agent conversations; all: every source.",
-    )
-    type: MemoryType | None = Field(
-        default=None,
-        description="Only memories of this type, e.g. preference for 'what are my "
-        "preferences?', decision for 'what did we decide?'. A query that names one type gets "
-        "that type's memories first even without it.",
-    )
-    scope: Scope | None = Field(default=None, description="Only memories of this scope.")
-    include_superseded: bool = Field(
-        default=False,
-        description="Also return memories that newer ones superseded (history), marked so.",
-    )
-    per_document: bool = Field(
-        default=False,
-        description="One result per file (its best passage), so limit counts files.",
-    )
-
-
 class MemoryStoreInput(_Input):
-    """Save something worth remembering as a markdown memory."""
+    """Save something worth remembering (a fact, decision, preference, lesson) as a markdown
+    memory. Storing the same fact again updates that memory instead of adding a copy."""
 
     content: str = Field(
         min_length=1,
@@ -101,7 +88,8 @@ class MemoryStoreInput(_Input):
 
 
 class MemoryForgetInput(_Input):
-    """Delete a stored memory: its file and everything indexed from it."""
+    """Delete a stored memory for good: its file and everything indexed from it. To correct a
+    memory, use memory_edit instead (it keeps the earlier wording)."""
 
     id: str = Field(
         min_length=1,
@@ -111,47 +99,25 @@ class MemoryForgetInput(_Input):
 
 
 class MemoryListInput(_Input):
-    """List stored memories, newest first, optionally filtered."""
+    """List stored memories (ids, titles, types, dates), newest first, filtered by type, scope,
+    tag or creation date; page with offset (next_offset says where the next page starts)."""
 
     type: MemoryType | None = None
     scope: Scope | None = None
     tag: str | None = Field(default=None, max_length=64)
     since: date | None = Field(default=None, description="Created on or after (YYYY-MM-DD).")
     until: date | None = Field(default=None, description="Created on or before (YYYY-MM-DD).")
-    limit: int = Field(default=50, ge=1, le=500)
+    limit: int = Field(default=50, ge=1, le=500, description="Memories on this page.")
+    offset: int = Field(default=0, ge=0, description="How many to skip (for the next page).")
     include_superseded: bool = Field(default=False, description="Also list history.")
 
 
 class MemoryStatsInput(_Input):
-    """How much is stored: documents, chunks, memories by type, the index in use."""
+    """How much is stored: documents and chunks by source, memories by type and scope, the
+    index and embedder in use."""
 
 
 # --------------------------------------------------------------------------- outputs
-
-
-class SearchHit(BaseModel):
-    path: str
-    start_line: int | None = None
-    end_line: int | None = None
-    score: float
-    source: str
-    snippet: str
-    title: str | None = None
-    type: str | None = None
-    role: str | None = None
-    session_id: str | None = None
-    timestamp: str | None = None
-    superseded: bool = False
-    # Older live memories this one may contradict (it is the newer: shown first).
-    conflicts_with: list[str] = Field(default_factory=list)
-
-
-class SearchOutput(BaseModel):
-    query: str
-    mode: str
-    degraded: bool = False
-    warnings: list[str] = Field(default_factory=list)
-    results: list[SearchHit] = Field(default_factory=list)
 
 
 class ForgetOutput(BaseModel):
@@ -160,6 +126,8 @@ class ForgetOutput(BaseModel):
 
 class ListOutput(BaseModel):
     count: int
+    total: int = 0
+    next_offset: int | None = None
     memories: list[MemoryInfo]
 
 
@@ -181,6 +149,7 @@ class StatsOutput(BaseModel):
 
 # --------------------------------------------------------------------------- tools
 
+T = TypeVar("T")
 In = TypeVar("In", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)
 
@@ -196,87 +165,19 @@ class Tool(Generic[In, Out]):
     render: Callable[[Out], str]
     read_only: bool = True
     destructive: bool = False
+    # Calling it again with the same arguments changes nothing more (reads; forget; edit).
+    idempotent: bool = True
+    title: str = ""
 
     @property
     def description(self) -> str:
-        return (self.input.__doc__ or self.name).strip()
+        return " ".join((self.input.__doc__ or self.name).split())
 
     def input_schema(self) -> dict[str, Any]:
         return self.input.model_json_schema()
 
     def output_schema(self) -> dict[str, Any]:
         return self.output.model_json_schema(mode="serialization")
-
-
-def _search(memory: Memory, args: MemorySearchInput) -> SearchOutput:
-    parts: list[Filter] = []
-    if args.source != "all":
-        parts.append(source_filter(args.source))
-    if args.type:
-        parts.append(Eq(field="type", value=args.type))
-    if args.scope:
-        parts.append(Eq(field="scope", value=args.scope))
-    flt: Filter | None = None if not parts else parts[0] if len(parts) == 1 else And(filters=parts)
-    result = memory.search(
-        args.query,
-        limit=args.limit,
-        filter=flt,
-        include_superseded=args.include_superseded,
-        per_document=args.per_document,
-    )
-    wanted = args.type or asked_type(args.query)
-    if wanted and args.source != "sessions":
-        scope = Eq(field="scope", value=args.scope) if args.scope else None
-        typed = typed_hits(memory.store, memory.embedder, wanted, args.query, args.limit, scope)
-        result = with_typed(result, typed, args.limit)
-    hits = []
-    created = created_at_of(h.chunk.metadata for h in result.hits)
-    for hit in result.hits:
-        meta = hit.chunk.metadata
-        text = hit.chunk.text.strip()
-        hits.append(
-            SearchHit(
-                path=hit.chunk.document_id,
-                start_line=_int(meta.get("start_line")),
-                end_line=_int(meta.get("end_line")),
-                score=round(hit.score, 4),
-                source=str(meta.get("source", "memory")),
-                snippet=text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1] + "…",
-                title=_str(meta.get("title")),
-                type=_str(meta.get("type")),
-                role=_str(meta.get("role")),
-                session_id=_str(meta.get("session_id")),
-                timestamp=_str(meta.get("timestamp")),
-                superseded=meta.get("live") is False,
-                conflicts_with=older_conflicts(meta, created),
-            )
-        )
-    return SearchOutput(
-        query=result.query,
-        mode=result.mode,
-        degraded=result.degraded,
-        warnings=result.warnings,
-        results=hits,
-    )
-
-
-def _render_search(out: SearchOutput) -> str:
-    notes = "".join(f"\nwarning: {w}" for w in out.warnings)
-    if not out.results:
-        return f"No results for {out.query!r}.{notes}"
-    blocks = [f"Found {len(out.results)} results for {out.query!r}:{notes}"]
-    for rank, hit in enumerate(out.results, 1):
-        where = hit.path
-        if hit.start_line is not None:
-            unit = "turn" if hit.source == SESSIONS_SOURCE else "lines"
-            where += f" ({unit} {hit.start_line}-{hit.end_line})"
-        who = f", {hit.role}" if hit.role else ""
-        old = " (superseded: history)" if hit.superseded else ""
-        old += note(hit.conflicts_with)
-        blocks.append(
-            f"[{rank}] {where} score {hit.score:.3f}, {hit.source}{who}{old}\n{hit.snippet}"
-        )
-    return "\n\n".join(blocks)
 
 
 def _store(memory: Memory, args: MemoryStoreInput) -> StoredMemory:
@@ -312,22 +213,29 @@ def _render_forget(out: ForgetOutput) -> str:
 
 
 def _list(memory: Memory, args: MemoryListInput) -> ListOutput:
-    found = memory.list_memories(
+    every = memory.list_memories(
         type=args.type,
         scope=args.scope,
         tag=args.tag,
         since=args.since.isoformat() if args.since else None,
-        until=args.until.isoformat() + "T23:59:59+00:00" if args.until else None,
-        limit=args.limit,
+        until=args.until.isoformat() + "T23:59:59.999+00:00" if args.until else None,
         include_superseded=args.include_superseded,
     )
-    return ListOutput(count=len(found), memories=found)
+    page = every[args.offset : args.offset + args.limit]
+    after = args.offset + len(page)
+    return ListOutput(
+        count=len(page),
+        total=len(every),
+        next_offset=after if after < len(every) else None,
+        memories=page,
+    )
 
 
 def _render_list(out: ListOutput) -> str:
     if not out.memories:
-        return "No memories match."
-    lines = [f"{out.count} memories:"]
+        return "No memories match." if not out.total else f"No more memories ({out.total} match)."
+    more = f"; next page: offset {out.next_offset}" if out.next_offset is not None else ""
+    lines = [f"{out.count} of {out.total} memories{more}:"]
     created = {m.id: m.created_at for m in out.memories if m.id and m.created_at}
     for m in out.memories:
         kind = "/".join(x for x in (m.type, m.scope) if x) or "-"
@@ -344,18 +252,17 @@ def _render_stats(out: StatsOutput) -> str:
     return json.dumps(out.model_dump(mode="json"), indent=2)
 
 
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 TOOLS: dict[str, Tool[Any, Any]] = {
     t.name: t
     for t in (
-        Tool("memory_search", MemorySearchInput, SearchOutput, _search, _render_search),
+        Tool(
+            "memory_search",
+            MemorySearchInput,
+            SearchOutput,
+            search_tool.search,
+            search_tool.render_search,
+            title="Search memory",
+        ),
         Tool(
             "memory_store",
             MemoryStoreInput,
@@ -363,8 +270,36 @@ TOOLS: dict[str, Tool[Any, Any]] = {
             _store,
             _render_store,
             read_only=False,
+            idempotent=False,
+            title="Store a memory",
         ),
-        Tool("memory_get", MemoryGetInput, Excerpt, get_excerpt, render_get),
+        Tool(
+            "memory_get",
+            MemoryGetInput,
+            Excerpt,
+            get_excerpt,
+            render_get,
+            title="Read a file or session",
+        ),
+        Tool(
+            "memory_edit",
+            tool_edit.MemoryEditInput,
+            StoredMemory,
+            tool_edit.edit,
+            tool_edit.render_edit,
+            read_only=False,
+            title="Edit a memory",
+        ),
+        Tool(
+            "memory_move",
+            tool_edit.MemoryMoveInput,
+            tool_edit.MoveOutput,
+            tool_edit.move,
+            tool_edit.render_move,
+            read_only=False,
+            idempotent=False,
+            title="Move a memory",
+        ),
         Tool(
             "memory_forget",
             MemoryForgetInput,
@@ -373,8 +308,8 @@ TOOLS: dict[str, Tool[Any, Any]] = {
             _render_forget,
             read_only=False,
             destructive=True,
+            title="Forget a memory",
         ),
-        Tool("memory_list", MemoryListInput, ListOutput, _list, _render_list),
         Tool(
             "memory_restore",
             MemoryRestoreInput,
@@ -382,10 +317,80 @@ TOOLS: dict[str, Tool[Any, Any]] = {
             restore_memory,
             render_restore,
             read_only=False,
+            idempotent=False,
+            title="Restore an earlier version",
         ),
-        Tool("memory_stats", MemoryStatsInput, StatsOutput, _stats, _render_stats),
+        Tool(
+            "memory_list", MemoryListInput, ListOutput, _list, _render_list, title="List memories"
+        ),
+        Tool(
+            "memory_history",
+            reading.MemoryHistoryInput,
+            History,
+            reading.history,
+            reading.render_history,
+            title="A memory's history",
+        ),
+        Tool(
+            "memory_recall",
+            reading.MemoryRecallInput,
+            Recall,
+            reading.recall,
+            reading.render_recall,
+            title="Recall for a task",
+        ),
+        Tool(
+            "memory_tags",
+            reading.MemoryTagsInput,
+            reading.TagsOutput,
+            reading.tags,
+            reading.render_tags,
+            title="Tags in use",
+        ),
+        Tool(
+            "memory_recent",
+            reading.MemoryRecentInput,
+            reading.RecentOutput,
+            reading.recent,
+            reading.render_recent,
+            title="Recent activity",
+        ),
+        Tool(
+            "memory_usage",
+            reading.MemoryUsageInput,
+            reading.UsageOutput,
+            reading.usage,
+            reading.render_usage,
+            title="API usage and cost",
+        ),
+        Tool(
+            "memory_stats",
+            MemoryStatsInput,
+            StatsOutput,
+            _stats,
+            _render_stats,
+            title="Index statistics",
+        ),
+        # The pair ChatGPT's connectors call (engram.tool_connector).
+        Tool(
+            "search",
+            connector.SearchInput,
+            connector.ConnectorSearchOutput,
+            connector.search,
+            connector.render_json,
+            title="Search (connector)",
+        ),
+        Tool(
+            "fetch",
+            connector.FetchInput,
+            connector.FetchOutput,
+            connector.fetch,
+            connector.render_json,
+            title="Fetch (connector)",
+        ),
     )
 }
+READ_ONLY_TOOLS = frozenset(name for name, tool in TOOLS.items() if tool.read_only)
 
 
 # --------------------------------------------------------------------------- calling
@@ -403,13 +408,27 @@ class ToolResult:
 
 class Toolbox:
     """The tools bound to one open ``Memory``; calls are serialised by ``lock`` (shared with a
-    file watcher when one runs)."""
+    file watcher when one runs).
 
-    def __init__(self, memory: Memory | Keeper, lock: threading.RLock | None = None) -> None:
+    ``read_only``: only the reading tools are served, and a call to a writing one is refused
+    (``engram mcp --read-only``, to hand recall to a delegate that must not change memory).
+    ``fresh``: before each call, memories other processes wrote since the last call are
+    indexed (``engram.freshness``), so a long-lived server needs no manual re-index."""
+
+    def __init__(
+        self,
+        memory: Memory | Keeper,
+        lock: threading.RLock | None = None,
+        *,
+        read_only: bool = False,
+        fresh: bool = True,
+    ) -> None:
         # The keeper reopens (and heals) the index when it is replaced, removed or damaged
         # under a long-lived server, and runs the call again.
         self.keeper = memory if isinstance(memory, Keeper) else Keeper(memory, lock)
         self.lock = self.keeper.lock
+        self.read_only = read_only
+        self.freshness = Freshness() if fresh else None
 
     @property
     def memory(self) -> Memory:
@@ -417,20 +436,36 @@ class Toolbox:
 
     @property
     def tools(self) -> list[Tool[Any, Any]]:
-        return list(TOOLS.values())
+        return [t for t in TOOLS.values() if t.read_only or not self.read_only]
+
+    def run(self, work: Callable[[Memory], T]) -> T:
+        """``work(memory)`` under the lock, the index first brought up to the memory folders
+        (what the resources and prompts read through, too)."""
+
+        def fresh_then(memory: Memory) -> T:
+            if self.freshness is not None:
+                self.freshness.refresh(memory)
+            return work(memory)
+
+        return self.keeper.run(fresh_then)
 
     def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
         tool = TOOLS.get(name)
         if tool is None:
+            served = sorted(t.name for t in self.tools)
+            return ToolResult(False, f"unknown tool {name!r}; the tools are: {', '.join(served)}")
+        if self.read_only and not tool.read_only:
             return ToolResult(
-                False, f"unknown tool {name!r}; the tools are: {', '.join(sorted(TOOLS))}"
+                False,
+                f"{name} is refused: this server is read-only (engram mcp --read-only) and "
+                "changes no memory; ask the user to store or change it",
             )
         try:
             args = tool.input.model_validate(dict(arguments or {}))
         except ValidationError as exc:
             return ToolResult(False, f"{name}: invalid arguments: {_explain(exc)}")
         try:
-            out = self.keeper.run(lambda memory: tool.run(memory, args))
+            out = self.run(lambda memory: tool.run(memory, args))
         except EngramError as exc:
             return ToolResult(False, f"{name}: {exc}")
         except Exception as exc:  # a bug or a broken plugin: report it, keep serving

@@ -43,6 +43,12 @@ def mcp_command(
     watch: Annotated[
         bool, typer.Option("--watch", help="Also re-index files as they change.")
     ] = False,
+    read_only: Annotated[
+        bool,
+        typer.Option(
+            "--read-only", help="Serve only the reading tools (writing ones are refused)."
+        ),
+    ] = False,
 ) -> None:
     """Serve the memory tools to an agent over MCP (stdio by default)."""
     _need("mcp")
@@ -57,7 +63,7 @@ def mcp_command(
     # is healed under the server, so that one (not the first) is closed at the end.
     keeper = Keeper(open_memory(ctx), threading.RLock())
     try:
-        toolbox = Toolbox(keeper)
+        toolbox = Toolbox(keeper, read_only=read_only)
         if watch:
             _need("watchfiles")
             from engram.watch import background_watcher
