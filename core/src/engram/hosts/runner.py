@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from engram.config_files import find_project_file
 from engram.hosts import detached, first_start, quiet
-from engram.hosts.base import Host, generic_payload, plain_output
+from engram.hosts.base import Host, HookPayload, generic_payload, plain_output
 from engram.hosts.child import run_worker
 from engram.hosts.registry import HOSTS
 from engram.hosts.registry import get as get_host
@@ -129,6 +129,8 @@ def run_hook(
     project = project_of(cwd, config_file)
     if project is None:
         return Outcome(stderr=[f"engram: {cwd} is no engram project (no engram.toml); skipped"])
+    if event == "prompt":  # every prompt: files only, never a worker (engram.hosts.prompt)
+        return _prompt(payload, cwd, project, config_file, overrides, host, deadline)
     root = host.transcript_root(payload) if host else None
     job = {
         "event": event,
@@ -139,6 +141,7 @@ def run_hook(
         "host": host_name,
         "transcript_root": str(root) if root else None,
         "capture_timeout": capture_timeout,
+        "session_id": payload.session_id,
     }
     # Asked before the spawn: the new capture's own pid file must not count as work pending.
     transcripts = payload.transcript.parent if payload.transcript else None
@@ -159,6 +162,32 @@ def run_hook(
     with contextlib.suppress(subprocess.TimeoutExpired):  # it goes on alone after the wait
         capture.wait(max(min(CATCHUP_SHARE * timeout, deadline - time.monotonic()), 0))
     return _recall(job, cwd, host, event, deadline, timeout)
+
+
+def _prompt(
+    payload: HookPayload,
+    cwd: Path,
+    project: Path,
+    config_file: Path | None,
+    overrides: dict[str, Any] | None,
+    host: Host | None,
+    deadline: float,
+) -> Outcome:
+    """The memories relevant to the new prompt, within the prompt's time budget."""
+    from engram.hosts import prompt
+
+    if not (payload.prompt or "").strip():
+        return Outcome()
+    job = {
+        "event": "prompt",
+        "cwd": str(cwd),
+        "project": str(project),
+        "config_file": str(config_file.resolve()) if config_file else None,
+        "overrides": overrides or {},
+    }
+    budget = max(min(prompt.TIME_BUDGET, deadline - time.monotonic()), 0.01)
+    text = prompt.answer(job, payload.prompt or "", payload.session_id, budget)
+    return Outcome(host.output("prompt", text) if host else plain_output("prompt", text))
 
 
 def _recall(
