@@ -26,7 +26,9 @@ LIMIT = 3  # memories at most
 RELATIVE_FLOOR = 0.3  # a hit scoring under this share of the best one is left out
 TIME_BUDGET = 1.0  # seconds, at most, before the prompt goes on without memories
 SEEN_DIR = "seen"  # under the project's .engram folder: one file per session
-HEADER = "# Memories relevant to this prompt (engram)\nCite the path in brackets when you rely on one."
+HEADER = (
+    "# Memories relevant to this prompt (engram)\nCite the path in brackets when you rely on one."
+)
 K1, B = 1.2, 0.75  # BM25's usual constants
 
 

@@ -34,10 +34,85 @@ VERSION = 1
 TEXT_LIMIT = 2000  # characters of a memory's body kept for the block
 _WORD = re.compile(r"[^\W_]+")
 STOPWORDS = frozenset(
-    """a about after all also an and any are as at be been but by can could did do does for
-    from had has have how i if in into is it its just me my no not of on or our so than that
-    the their them then there these they this to up us was we were what when where which who
-    why will with would you your please let lets make use using get""".split()
+    [
+        "a",
+        "about",
+        "after",
+        "all",
+        "also",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "just",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "up",
+        "us",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "please",
+        "let",
+        "lets",
+        "make",
+        "use",
+        "using",
+        "get",
+    ]
 )
 
 
@@ -195,9 +270,7 @@ def main() -> int:
     project = Path(job["project"])
     try:
         config_file = Path(job["config_file"]) if job.get("config_file") else None
-        config = load_config(
-            job.get("overrides") or None, project_file=config_file, start=project
-        )
+        config = load_config(job.get("overrides") or None, project_file=config_file, start=project)
         with Memory.open(config) as memory:
             refresh_if_stale(memory.writer, job)
     except Exception:  # nobody to tell: the next prompt tries again after the grace period

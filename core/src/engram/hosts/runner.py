@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from engram.config_files import find_project_file
 from engram.hosts import detached, first_start, quiet
-from engram.hosts.base import Host, HookPayload, generic_payload, plain_output
+from engram.hosts.base import HookPayload, Host, generic_payload, plain_output
 from engram.hosts.child import run_worker
 from engram.hosts.registry import HOSTS
 from engram.hosts.registry import get as get_host
