@@ -146,7 +146,11 @@ def run_hook(
     # Asked before the spawn: the new capture's own pid file must not count as work pending.
     transcripts = payload.transcript.parent if payload.transcript else None
     current = payload.transcript
-    catch_up = event == "session-start" and detached.pending(project, transcripts, current)
+    # A host that sent nothing (no payload, garbage) names no transcript to catch up on: its
+    # start is not held for a capture that may have nothing to do (it still runs, after).
+    catch_up = (
+        event == "session-start" and bool(raw) and detached.pending(project, transcripts, current)
+    )
     if event != "session-start":
         detached.spawn(job, project)
         where = detached.state_dir(project) / detached.LOG
