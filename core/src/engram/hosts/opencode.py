@@ -5,11 +5,13 @@ hands the block to the session as context (``client.session.prompt`` with ``noRe
 ``session-end`` on ``session.idle`` and ``pre-compact`` from the
 ``experimental.session.compacting`` hook, which then puts the recall block into the compaction's
 ``output.context`` (so the summary carries it); its ``chat.message`` hook runs ``prompt`` with
-each new user message and adds the memories relevant to it as a synthetic text part. Its default export is ``{ id, server, setup }``:
-OpenCode 1.x loads ``{ id, server }`` (``server`` is the plugin function), OpenCode 2.0 replaced
-the plugin API and requires ``{ id, setup }`` (or ``{ id, effect }``), dropping anything else
-with ``PluginModule.LoadError``; ``setup`` follows the same events through ``ctx.event``, and
-after ``session.compacted`` hands the recall block to the compacted session again.
+each new user message and adds the memories relevant to it as a synthetic text part.
+
+Its default export is ``{ id, server, setup }``: OpenCode 1.x loads ``{ id, server }``
+(``server`` is the plugin function), OpenCode 2.0 replaced the plugin API and requires
+``{ id, setup }`` (or ``{ id, effect }``), dropping anything else with
+``PluginModule.LoadError``; ``setup`` follows the same events through ``ctx.event``, and after
+``session.compacted`` hands the recall block to the compacted session again.
 
 Documented at https://opencode.ai/docs/plugins (plugin folders, the ``event`` hook, ``$``) and
 https://opencode.ai/docs/sdk (``session.prompt``: ``noReply: true`` adds context only)."""
