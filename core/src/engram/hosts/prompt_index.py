@@ -161,31 +161,35 @@ def build(writer: Writer, job: dict[str, Any]) -> dict[str, Any]:
     settings = quiet.settings_digest(job)
     tree = files_digest(folders)
     items: list[dict[str, Any]] = []
-    counts: list[dict[str, int]] = []
     for info in list_memories(writer):
         try:
             body = read_body(document_path(info.path, writer.config.root))
         except OSError:
             continue
         text = " ".join(strip_private(body).split())[:TEXT_LIMIT]
-        if not text:
-            continue
-        items.append({"id": info.id, "path": info.path, "title": info.title, "text": text})
-        counts.append(dict(Counter(terms(f"{info.title} {text}"))))
-    df: Counter[str] = Counter()
-    for tf in counts:
-        df.update(tf.keys())
-    n = len(items)
-    idf = {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
-    for item, tf in zip(items, counts, strict=True):
-        item["tf"] = tf
-        item["length"] = sum(tf.values())
+        if text:
+            items.append({"id": info.id, "path": info.path, "title": info.title, "text": text})
     return {
         "version": VERSION,
         "settings": settings,
         "folders": [str(f) for f in folders],
         "tree": tree,
-        "idf": idf,
+        **scored(items),
+    }
+
+
+def scored(items: list[dict[str, Any]]) -> dict[str, Any]:
+    """BM25's tables over ``items`` (their title and text): each item's term counts and
+    length (added to it), every term's idf, the average length."""
+    df: Counter[str] = Counter()
+    for item in items:
+        tf = Counter(terms(f"{item.get('title') or ''} {item['text']}"))
+        item["tf"] = dict(tf)
+        item["length"] = sum(tf.values())
+        df.update(tf.keys())
+    n = len(items)
+    return {
+        "idf": {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()},
         "average_length": (sum(i["length"] for i in items) / n) if n else 0.0,
         "items": items,
     }
