@@ -121,25 +121,30 @@ SERVICES = [
 PEOPLE = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivo", "Jun"]
 DAYS = ["Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays"]
 PROMPTS = tuple(f"Who maintains the {s} worker and when does it deploy?" for s in SERVICES)
-STOCK = """import sys
-from pathlib import Path
-from engram.config import load_config
-from engram.memory import Memory
-with Memory.open(load_config(start=Path.cwd())) as memory:
-    for line in sys.stdin.read().splitlines():
-        memory.remember(line, type="fact")
-"""
 
 
 def stock_lines(count: int) -> list[str]:
-    """``count`` distinct facts, each about a subject of its own (module ``i``), so the write
-    path adds every one of them."""
+    """``count`` distinct facts, each about a subject of its own (module ``i``)."""
     return [
         f"Module {SERVICES[i % len(SERVICES)]}-{i} of the {SERVICES[i % len(SERVICES)]} worker "
         f"is maintained by {PEOPLE[(i // len(SERVICES)) % len(PEOPLE)]} and deploys on "
         f"{DAYS[i % len(DAYS)]}; ticket prefix M{i}."
         for i in range(count)
     ]
+
+
+def stock(project: Path, count: int) -> None:
+    """Write ``count`` memory files as ``engram remember`` lays them out (frontmatter, one
+    folder per type): remembering a thousand one by one, each judged against its neighbours,
+    takes minutes, and what is timed here is reading them, not writing them."""
+    folder = project / "memory" / "fact"
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, text in enumerate(stock_lines(count)):
+        front = (
+            f"id: 20260101-000000-{i:06x}\ntitle: '{text}'\ntype: fact\nscope: project\n"
+            f"tags: []\ncreated_at: '2026-01-01T00:00:{i % 60:02d}.000+00:00'\nsource: agent\n"
+        )
+        (folder / f"module-{i}.md").write_text(f"---\n{front}---\n{text}\n", encoding="utf-8")
 
 
 SETTLE_CAP = 300.0  # seconds a round waits, at most, for the previous hook's capture to finish
@@ -272,9 +277,9 @@ def run_startup(
     for text, kind in MEMORIES:
         if _wall_ms([*base, "remember", text, "--type", kind], stocked, env)[1] != 0:
             raise RuntimeError(f"engram remember failed in {stocked}")
-    stock = [sys.executable, "-c", STOCK]
-    if _wall_ms(stock, large, env, "\n".join(stock_lines(many)))[1] != 0:
-        raise RuntimeError(f"stocking {many} memories failed in {large}")
+    stock(large, many)
+    if _wall_ms([*base, "index"], large, env)[1] != 0:
+        raise RuntimeError(f"engram index failed in {large}")
     # One session start first in each project: it writes the stamp (where nothing is found)
     # and the first capture round, as a user's first session would; the rounds then time what
     # every later session pays.
