@@ -153,11 +153,17 @@ def get_command(
     lines: Annotated[
         str | None, typer.Option(help="Line range START:END (1-based, inclusive).")
     ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the excerpt (path, lines, text) as JSON.")
+    ] = False,
 ) -> None:
     """Print a vault file, or some of its lines."""
     span = _parse_lines(lines) if lines else None
     with open_memory(ctx) as memory:
         excerpt = memory.get(path, span)
+    if as_json:
+        console.print_json(excerpt.model_dump_json())
+        return
     console.print(excerpt.text, markup=False, highlight=False, soft_wrap=True)
 
 
