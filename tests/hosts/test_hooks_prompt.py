@@ -133,3 +133,33 @@ def test_the_block_never_exceeds_its_budget_nor_repeats_what_was_seen(
     text, keys = prompt.block(hits, root)
     assert prompt.tokens_of(text) <= prompt.BUDGET_TOKENS
     assert bool(text) == bool(keys)
+
+
+def test_the_prompt_hook_takes_the_light_path(tmp_path: Path) -> None:
+    """On every prompt the CLI imports neither the runner, nor the host modules, nor
+    subprocess, pydantic or a store; and the hosts it accepts are the registry's."""
+    from engram.hosts import events, registry
+
+    assert tuple(registry.names()) == events.HOST_NAMES
+    root = make_project(tmp_path / "p", BILLING)
+    snapshot(root)
+    script = (
+        "import sys\n"
+        "from engram.cli import main\n"
+        "main(['hooks', 'run', 'prompt', '--host', 'claude-code'])\n"
+        "heavy = ['engram.hosts.runner', 'engram.hosts.claude_code', 'subprocess', 'pydantic',"
+        " 'engram.config', 'engram.memory', 'typer']\n"
+        "sys.stderr.write('LOADED ' + ' '.join(m for m in heavy if m in sys.modules))\n"
+    )
+    payload = {"session_id": "light", "cwd": str(root), "prompt": "Who owns billing?"}
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=root,
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert BILLING in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert proc.stderr.strip() == "LOADED", proc.stderr

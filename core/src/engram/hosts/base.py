@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from engram.hosts.files import Change
+from engram.hosts.events import EVENTS
 
-# Our events: recall at the start, capture at the end and before the host compacts, and the
-# few memories relevant to each new prompt.
-EVENTS = ("session-start", "session-end", "pre-compact", "prompt")
+if TYPE_CHECKING:
+    from engram.hosts.files import Change
+
+__all__ = ["EVENTS", "HookPayload", "Host", "folder_of", "generic_payload", "plain_output"]
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ import json
 import math
 import os
 import re
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -243,6 +242,8 @@ def spawn_refresh(job: dict[str, Any]) -> None:
     with contextlib.suppress(OSError):
         if time.time() - marker.stat().st_mtime < REFRESH_GRACE:
             return
+    import subprocess  # here: the prompt hook imports it only when it refreshes
+
     try:
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.touch()

@@ -8,11 +8,8 @@ timeout, a crash) becomes exit 0, nothing on stdout and one line on stderr:
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,11 +19,12 @@ from engram.config_files import find_project_file
 from engram.hosts import detached, first_start, quiet
 from engram.hosts.base import HookPayload, Host, generic_payload, plain_output
 from engram.hosts.child import run_worker
+from engram.hosts.payload import PAYLOAD_LIMIT, PAYLOAD_WAIT, read_payload
+
+__all__ = ["PAYLOAD_LIMIT", "PAYLOAD_WAIT", "Outcome", "read_payload", "run_hook"]
 from engram.hosts.registry import HOSTS
 from engram.hosts.registry import get as get_host
 
-PAYLOAD_LIMIT = 1 << 20  # bytes of host JSON read from stdin, at most
-PAYLOAD_WAIT = 2.0  # seconds to wait for the host to send its JSON and close stdin
 CATCHUP_SHARE = 0.5  # share of session-start's budget it may wait for the catch-up capture
 
 
@@ -51,47 +49,6 @@ def emit(outcome: Outcome) -> None:
         for line in outcome.stderr:
             sys.stderr.write(line + "\n")
         sys.stderr.flush()
-
-
-def read_payload(stream: IO[Any] | None, wait: float) -> dict[str, Any] | None:
-    """The host's JSON object on stdin, or None: no stdin, a terminal, garbage, or nothing
-    within ``wait`` seconds (the read goes on in a thread nobody waits for)."""
-    if stream is None:
-        return None
-    try:
-        if stream.isatty():
-            return None
-    except (OSError, ValueError):  # a closed stdin
-        return None
-    try:
-        fd = stream.fileno()
-    except (OSError, ValueError, AttributeError):  # an in-memory stream: it cannot block
-        data = stream.read(PAYLOAD_LIMIT)
-        return _parse(data.encode() if isinstance(data, str) else data)
-    box: list[bytes] = []
-    reader = threading.Thread(target=lambda: box.append(_read_fd(fd)), daemon=True)
-    reader.start()
-    reader.join(wait)
-    return _parse(box[0]) if box else None
-
-
-def _read_fd(fd: int) -> bytes:
-    """Read to end of file on a raw descriptor (no buffer lock a daemon thread could hold)."""
-    chunks: list[bytes] = []
-    size = 0
-    with contextlib.suppress(OSError):
-        while size < PAYLOAD_LIMIT and (chunk := os.read(fd, 65536)):
-            chunks.append(chunk)
-            size += len(chunk)
-    return b"".join(chunks)
-
-
-def _parse(data: bytes | None) -> dict[str, Any] | None:
-    try:
-        value = json.loads((data or b"").decode("utf-8", "replace"))
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def project_of(cwd: Path, config_file: Path | None) -> Path | None:
