@@ -283,10 +283,12 @@ def test_each_hook_of_the_installed_plugin_does_its_part(world: dict[str, Any]) 
     end = shell(commands["SessionEnd"], project, env, payload(world, "SessionEnd", reason="exit"))
     assert (end.returncode, end.stdout) == (0, "") and "capturing in the background" in end.stderr
     log = project / ".engram" / "capture.log"
+    # Two finished rounds: the start's and the end's (when the end met the start's capture
+    # still running, that capture went round once more for it, under the start's name).
     wait_until(
-        lambda: log.exists() and log.read_text().count("session-end: notes:") >= 1,
-        180,
-        "the capture",
+        lambda: log.exists() and log.read_text().count(": notes:") >= 2,
+        300,
+        "the session end's capture round",
     )
     assert "failed:" not in log.read_text()
     with Memory.open(load_config(start=project)) as memory:
