@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from engram.config import load_config
-from engram.hosts import opencode
+from engram.hosts import opencode, prompt_index
 from engram.memory import Memory
 from support import cli
 
@@ -44,7 +44,7 @@ import { syncBuiltinESMExports } from "node:module";
 import { pathToFileURL } from "node:url";
 
 const [plugin, directory, events, version] = process.argv.slice(2);
-const record = { runs: [], prompts: [], exports: [], loaded: [] };
+const record = { runs: [], prompts: [], exports: [], loaded: [], messages: [], context: [] };
 const pending = [];
 
 const realSpawn = childProcess.spawn;
@@ -113,7 +113,16 @@ if (version === "v1") {
   for (const event of JSON.parse(events)) {
     if (event.type === "compacting") {
       const compacting = hooks["experimental.session.compacting"];
-      await compacting({ sessionID: event.sessionID }, { context: [] });
+      const output = { context: [] };
+      await compacting({ sessionID: event.sessionID }, output);
+      record.context.push(...output.context);
+    } else if (event.type === "message") {  // a new user message, as chat.message gets it
+      const output = {
+        message: { id: "msg_user", sessionID: event.sessionID, role: "user" },
+        parts: [{ id: "prt_user", type: "text", text: event.text }],
+      };
+      await hooks["chat.message"]({ sessionID: event.sessionID }, output);
+      record.messages.push(output.parts);
     } else {
       await hooks.event({ event });
     }
@@ -355,11 +364,58 @@ def test_the_v2_check_rejects_what_opencode_2_drops(tmp_path: Path, project: Pat
     assert proc.returncode != 0 and "PluginModule.LoadError" in proc.stderr
 
 
-def test_opencode_1_compaction_hook_captures_first(
+def test_opencode_1_compaction_hook_captures_first_then_carries_the_block(
     home: Path, project: Path, capsys: Capsys
 ) -> None:
+    """The capture starts first; then the recall block goes into the compaction's
+    ``output.context``, so the summary the compacted session starts from carries it."""
+    with Memory.open(load_config(start=project)) as memory:
+        memory.remember(MEMORY)
     assert cli(capsys, "hooks", "install", "opencode", "--scope", "project")[0] == 0
     plugin = project / ".opencode" / "plugins" / "engram.js"
     record = load_plugin(plugin, project, [{"type": "compacting", "sessionID": "ses_main"}])
     runs = [(r["argv"], r["input"], r["code"]) for r in record["runs"]]
-    assert runs == [(argv("pre-compact"), {"cwd": str(project)}, 0)]
+    assert runs == [
+        (argv("pre-compact"), {"cwd": str(project)}, 0),
+        (argv("session-start"), {"cwd": str(project), "session_id": "ses_main"}, 0),
+    ]
+    [context] = record["context"]
+    assert context.startswith("# Relevant memories (engram)") and MEMORY in context
+
+
+def test_opencode_1_adds_the_memories_relevant_to_each_new_message(
+    home: Path, project: Path, capsys: Capsys
+) -> None:
+    """chat.message runs the prompt hook with the typed text; the memories relevant to it
+    become a synthetic part of the message, once per session."""
+    with Memory.open(load_config(start=project)) as memory:
+        memory.remember(MEMORY)
+        memory.remember("The billing service is owned by Alice.")
+        job = {"project": str(project), "config_file": None}
+        prompt_index.write(project, prompt_index.build(memory.writer, job))
+    assert cli(capsys, "hooks", "install", "opencode", "--scope", "project")[0] == 0
+    plugin = project / ".opencode" / "plugins" / "engram.js"
+    ask = {"type": "message", "sessionID": "ses_main", "text": "When do deploys go out?"}
+    record = load_plugin(plugin, project, [ask, ask])
+    inputs = [(r["argv"], r["input"], r["code"]) for r in record["runs"]]
+    sent = {"cwd": str(project), "session_id": "ses_main", "prompt": "When do deploys go out?"}
+    assert inputs == [(argv("prompt"), sent, 0)] * 2
+    first, second = record["messages"]
+    added = [p for p in first if p.get("synthetic")]
+    assert len(added) == 1 and MEMORY in added[0]["text"] and "Alice" not in added[0]["text"]
+    assert added[0]["messageID"] == "msg_user" and added[0]["sessionID"] == "ses_main"
+    assert [p["id"] for p in second] == ["prt_user"], "the session was shown it already"
+
+
+def test_opencode_2_gives_the_compacted_session_the_block_again(
+    home: Path, project: Path, capsys: Capsys
+) -> None:
+    with Memory.open(load_config(start=project)) as memory:
+        memory.remember(MEMORY)
+    assert cli(capsys, "hooks", "install", "opencode", "--scope", "project")[0] == 0
+    plugin = project / ".opencode" / "plugins" / "engram.js"
+    events = [{"type": "session.compacted", "data": {"sessionID": "ses_main"}}]
+    record = load_plugin(plugin, project, events, "v2")
+    assert [r["argv"] for r in record["runs"]] == [argv("session-start")]
+    [prompt] = record["prompts"]
+    assert prompt["sessionID"] == "ses_main" and MEMORY in prompt["text"]

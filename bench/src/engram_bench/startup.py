@@ -14,6 +14,12 @@ meets it. The rows marked ``(3 memories)`` run in a second project holding three
 memories, where every session start takes the full path (a recall that finds something writes
 no stamp).
 
+The rows marked ``(1,000 memories)`` run in a third project of that many remembered memories:
+the session start, and the per-prompt hook (``engram hooks run prompt``, Claude Code's
+``UserPromptSubmit`` JSON with a new session id each round, so it finds and prints memories
+every time). ``(empty payload)`` sends nothing on stdin: the session start in the empty
+project, the prompt hook in the large one.
+
 Python may write bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped from the commands'
 environment): an installed package ships compiled, and a cold start that recompiles every
 module of a source checkout measures the checkout, not engram.
@@ -37,26 +43,110 @@ FULL_HOOK = f"{HOOK} (no stamp)"
 FIRST_HOOK = f"{HOOK} (first start)"
 WITH_MEMORIES = " (3 memories)"
 HOOK_ARGS = ["hooks", "run", "session-start", "--host", "claude-code", "--timeout", "55"]
-# Name → arguments after `engram`; the floor runs the interpreter alone.
-COMMANDS: dict[str, list[str]] = {
-    "engram --version": ["--version"],
-    "engram recall": ["recall"],
-    "engram search": ["search", "billing owner"],
-    HOOK: HOOK_ARGS,
-    FULL_HOOK: HOOK_ARGS,
-    FIRST_HOOK: HOOK_ARGS,
-    f"engram recall{WITH_MEMORIES}": ["recall"],
-    f"engram search{WITH_MEMORIES}": ["search", "billing owner"],
-    f"{HOOK}{WITH_MEMORIES}": HOOK_ARGS,
-}
+PROMPT_HOOK = "engram hooks run prompt"
+PROMPT_ARGS = ["hooks", "run", "prompt", "--host", "claude-code", "--timeout", "4"]
+EMPTY = " (empty payload)"
+MANY = 1000  # memories in the large project
+
+
+def many_label(count: int) -> str:
+    return f" ({count:,} memories)"
+
+
+def commands(many: int = MANY) -> dict[str, list[str]]:
+    """Name → arguments after `engram`; the floor runs the interpreter alone."""
+    large = many_label(many)
+    return {
+        "engram --version": ["--version"],
+        "engram recall": ["recall"],
+        "engram search": ["search", "billing owner"],
+        HOOK: HOOK_ARGS,
+        FULL_HOOK: HOOK_ARGS,
+        FIRST_HOOK: HOOK_ARGS,
+        f"{HOOK}{EMPTY}": HOOK_ARGS,
+        f"engram recall{WITH_MEMORIES}": ["recall"],
+        f"engram search{WITH_MEMORIES}": ["search", "billing owner"],
+        f"{HOOK}{WITH_MEMORIES}": HOOK_ARGS,
+        f"{HOOK}{large}": HOOK_ARGS,
+        f"{PROMPT_HOOK}{large}": PROMPT_ARGS,
+        f"{PROMPT_HOOK}{EMPTY}": PROMPT_ARGS,
+    }
+
+
+COMMANDS = commands()
 MEMORIES = (
     ("The billing owner is Alice; invoices go through her.", "decision"),
     ("Prefer pytest over unittest in this repository.", "preference"),
     ("The store is SQLite with the hash embedder in tests.", "note"),
 )
 FLOOR = 'python -c "import numpy"'
-# What issue #26 asks of the commands every host hook pays for.
-TARGETS = {"engram --version": 1.5, HOOK: 1.5, FULL_HOOK: 1.5, FIRST_HOOK: 1.5}
+# What issues #26 and #38 ask of the commands every host hook pays for.
+TARGETS = {
+    "engram --version": 1.5,
+    HOOK: 1.5,
+    FULL_HOOK: 1.5,
+    FIRST_HOOK: 1.5,
+    f"{HOOK}{EMPTY}": 1.5,
+    f"{PROMPT_HOOK}{EMPTY}": 1.5,
+}
+
+
+def targets(many: int) -> dict[str, float]:
+    large = many_label(many)
+    return TARGETS | {f"{HOOK}{large}": 1.5, f"{PROMPT_HOOK}{large}": 1.0}
+
+
+SERVICES = [
+    "billing",
+    "search",
+    "checkout",
+    "ledger",
+    "payroll",
+    "gateway",
+    "inventory",
+    "mailer",
+    "scheduler",
+    "reports",
+    "identity",
+    "catalog",
+    "pricing",
+    "shipping",
+    "refunds",
+    "analytics",
+    "exporter",
+    "importer",
+    "uploads",
+    "thumbnails",
+]
+PEOPLE = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivo", "Jun"]
+DAYS = ["Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays"]
+PROMPTS = tuple(f"Who maintains the {s} worker and when does it deploy?" for s in SERVICES)
+
+
+def stock_lines(count: int) -> list[str]:
+    """``count`` distinct facts, each about a subject of its own (module ``i``)."""
+    return [
+        f"Module {SERVICES[i % len(SERVICES)]}-{i} of the {SERVICES[i % len(SERVICES)]} worker "
+        f"is maintained by {PEOPLE[(i // len(SERVICES)) % len(PEOPLE)]} and deploys on "
+        f"{DAYS[i % len(DAYS)]}; ticket prefix M{i}."
+        for i in range(count)
+    ]
+
+
+def stock(project: Path, count: int) -> None:
+    """Write ``count`` memory files as ``engram remember`` lays them out (frontmatter, one
+    folder per type): remembering a thousand one by one, each judged against its neighbours,
+    takes minutes, and what is timed here is reading them, not writing them."""
+    folder = project / "memory" / "fact"
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, text in enumerate(stock_lines(count)):
+        front = (
+            f"id: 20260101-000000-{i:06x}\ntitle: '{text}'\ntype: fact\nscope: project\n"
+            f"tags: []\ncreated_at: '2026-01-01T00:00:{i % 60:02d}.000+00:00'\nsource: agent\n"
+        )
+        (folder / f"module-{i}.md").write_text(f"---\n{front}---\n{text}\n", encoding="utf-8")
+
+
 SETTLE_CAP = 300.0  # seconds a round waits, at most, for the previous hook's capture to finish
 
 CONFIG = """[store]
@@ -137,38 +227,78 @@ def _world(workdir: Path, name: str = "startup-project") -> tuple[Path, dict[str
     return project, env, json.dumps(payload)
 
 
-def run_startup(workdir: Path, *, repeats: int, log: Callable[[str], None]) -> dict[str, Any]:
+def _prompt_payload(sent: str, round_: int) -> str:
+    """Claude Code's UserPromptSubmit JSON, a new session each round (nothing seen yet)."""
+    payload = json.loads(sent)
+    payload |= {
+        "session_id": f"bench-prompt-{round_}",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": PROMPTS[round_ % len(PROMPTS)],
+    }
+    return json.dumps(payload)
+
+
+def _place(
+    name: str,
+    args: list[str],
+    round_: int,
+    worlds: dict[str, tuple[Path, str]],
+    workdir: Path,
+    many: int,
+) -> tuple[Path, str]:
+    """Where a command runs this round and what it gets on stdin (hooks only read it)."""
+    where, sent = worlds["three"] if name.endswith(WITH_MEMORIES) else worlds["empty"]
+    if name.endswith(many_label(many)):
+        where, sent = worlds["large"]
+    if args is PROMPT_ARGS:
+        where, sent = worlds["large"][0], _prompt_payload(worlds["large"][1], round_)
+    if name.endswith(EMPTY):
+        sent = ""
+    if name == FIRST_HOOK:
+        where, _, sent = _world(workdir, f"startup-first-{round_}")
+    if name == FULL_HOOK:
+        (where / ".engram" / "recall.empty").unlink(missing_ok=True)
+    return where, sent
+
+
+def run_startup(
+    workdir: Path, *, repeats: int, log: Callable[[str], None], many: int = MANY
+) -> dict[str, Any]:
     """Median wall time of each command over ``repeats`` rounds, and its ratio to the floor.
-    The projects are empty (an engram.toml, no notes) or hold three memories, with the hash
-    embedder, so the figures are start-up and not a model's load."""
+    The projects are empty (an engram.toml, no notes) or hold three or ``many`` memories, with
+    the hash embedder, so the figures are start-up and not a model's load."""
     project, env, payload = _world(workdir)
     stocked, _, stocked_payload = _world(workdir, "startup-memories")
-    runs: dict[str, list[float]] = {FLOOR: [], **{name: [] for name in COMMANDS}}
+    large, _, large_payload = _world(workdir, "startup-many")
+    named = commands(many)
+    runs: dict[str, list[float]] = {FLOOR: [], **{name: [] for name in named}}
     failures: dict[str, int] = {}
     base = engram_argv()
     for text, kind in MEMORIES:
         if _wall_ms([*base, "remember", text, "--type", kind], stocked, env)[1] != 0:
             raise RuntimeError(f"engram remember failed in {stocked}")
+    stock(large, many)
+    if _wall_ms([*base, "index"], large, env)[1] != 0:
+        raise RuntimeError(f"engram index failed in {large}")
     # One session start first in each project: it writes the stamp (where nothing is found)
     # and the first capture round, as a user's first session would; the rounds then time what
     # every later session pays.
-    for where, sent in ((project, payload), (stocked, stocked_payload)):
+    # (In the large project that first round also writes the per-prompt hook's snapshot.)
+    for where, sent in ((project, payload), (stocked, stocked_payload), (large, large_payload)):
         before = _done_ns(where / ".engram")
         _wall_ms([*base, *HOOK_ARGS], where, env, sent)
         _settle(where / ".engram", before)
+    worlds = {"empty": (project, payload), "three": (stocked, stocked_payload)}
+    worlds["large"] = (large, large_payload)
     for round_ in range(repeats):
         runs[FLOOR].append(_wall_ms([sys.executable, "-c", "import numpy"], project, env)[0])
-        for name, args in COMMANDS.items():
-            where, sent = (
-                (stocked, stocked_payload) if name.endswith(WITH_MEMORIES) else (project, payload)
-            )
-            if name == FIRST_HOOK:
-                where, _, sent = _world(workdir, f"startup-first-{round_}")
-            if name == FULL_HOOK:
-                (where / ".engram" / "recall.empty").unlink(missing_ok=True)
+        for name, args in named.items():
+            where, sent = _place(name, args, round_, worlds, workdir, many)
             hook = args is HOOK_ARGS
             before = _done_ns(where / ".engram")
-            ms, code = _wall_ms([*base, *args], where, env, sent if hook else "")
+            ms, code = _wall_ms(
+                [*base, *args], where, env, sent if hook or args is PROMPT_ARGS else ""
+            )
             runs[name].append(ms)
             if code != 0:
                 failures[name] = code
@@ -180,7 +310,7 @@ def run_startup(workdir: Path, *, repeats: int, log: Callable[[str], None]) -> d
             "command": name,
             "median_ms": statistics.median(times),
             "x_floor": statistics.median(times) / floor,
-            "target_x_floor": TARGETS.get(name),
+            "target_x_floor": targets(many).get(name),
             "exit_code": failures.get(name, 0),
         }
         for name, times in runs.items()
@@ -190,7 +320,7 @@ def run_startup(workdir: Path, *, repeats: int, log: Callable[[str], None]) -> d
         f"startup: floor {floor:.0f} ms; "
         + ", ".join(f"{r['command']} {r['x_floor']:.2f}x" for r in rows)
     )
-    return {"floor": FLOOR, "floor_ms": floor, "repeats": repeats, "commands": rows}
+    return {"floor": FLOOR, "floor_ms": floor, "repeats": repeats, "many": many, "commands": rows}
 
 
 def render(startup: dict[str, Any]) -> list[str]:
@@ -200,10 +330,13 @@ def render(startup: dict[str, Any]) -> list[str]:
         "### CLI start-up (cold process)",
         "",
         f"Median wall time of a new process over {startup['repeats']} rounds, in an empty project "
-        f"(hash embedder) or one with three memories, against `{startup['floor']}` in the same run "
+        f"(hash embedder) or one with three or {startup.get('many', MANY):,} memories, against "
+        f"`{startup['floor']}` in the same run "
         f"({startup['floor_ms']:.0f} ms). The session-start hook runs with Claude Code's JSON "
         "and no pending capture; `(no stamp)` after a capture round with the stamp removed, "
-        "`(first start)` in a new project each round (no `.engram` folder yet).",
+        "`(first start)` in a new project each round (no `.engram` folder yet); the prompt hook "
+        "with Claude Code's UserPromptSubmit JSON, a new session each round; `(empty payload)`: "
+        "nothing on stdin.",
         "",
         "| command | median ms | x floor | target | exit |",
         "|---|---|---|---|---|",
@@ -228,11 +361,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m engram_bench.startup")
     parser.add_argument("out", type=Path)
     parser.add_argument("--repeats", type=int, default=31)
+    parser.add_argument("--memories", type=int, default=MANY)
     args = parser.parse_args(argv)
     info = machine.machine_info()
     workdir = Path(tempfile.mkdtemp(prefix="engram-startup-"))
     try:
-        startup = run_startup(workdir, repeats=args.repeats, log=print)
+        startup = run_startup(workdir, repeats=args.repeats, log=print, many=args.memories)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     head = [

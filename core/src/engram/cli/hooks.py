@@ -26,6 +26,7 @@ class Event(StrEnum):
     session_start = "session-start"
     session_end = "session-end"
     pre_compact = "pre-compact"
+    prompt = "prompt"
 
 
 class Scope(StrEnum):
@@ -59,7 +60,8 @@ def run_command(
         Event,
         typer.Argument(
             help="session-start: catch up, then print the recall block; session-end, "
-            "pre-compact: index and capture in a detached process, return at once."
+            "pre-compact: index and capture in a detached process, return at once; prompt: "
+            "the few memories relevant to the prompt in the payload."
         ),
     ],
     host: Annotated[

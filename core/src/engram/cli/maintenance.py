@@ -157,6 +157,10 @@ def reset_command(
     yes: Annotated[
         bool, typer.Option("--yes", help="Really empty the index (nothing else is touched).")
     ] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print what was emptied (and a damaged file kept) as JSON."),
+    ] = False,
 ) -> None:
     """Empty the derived index (chunks, vectors, document records); the markdown files, the
     memories and the embedding cache are left alone, and `engram index` fills it again."""
@@ -179,6 +183,10 @@ def reset_command(
             markup=False,
             highlight=False,
         )
+    if as_json:
+        kept = str(damaged.files[0]) if damaged is not None and damaged.files else None
+        console.print_json(json.dumps({"backend": backend, "reset": True, "damaged_kept": kept}))
+        return
     console.print(
         f"the {backend} index is empty; the markdown files are untouched. Run `engram index` "
         "to fill it again.",

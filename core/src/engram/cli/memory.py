@@ -65,10 +65,16 @@ def remember_command(
 def forget_command(
     ctx: typer.Context,
     id_or_path: Annotated[str, typer.Argument(help="A memory id, or its path.")],
+    as_json: Annotated[
+        bool, typer.Option("--json", help='Print {"forgotten": [paths]} as JSON.')
+    ] = False,
 ) -> None:
     """Delete a memory: its file and every chunk indexed from it."""
     with open_memory(ctx) as memory:
         removed = memory.forget(id_or_path)
+    if as_json:
+        console.print_json(json.dumps({"forgotten": [str(p) for p in removed]}))
+        return
     for path in removed:
         console.print(f"forgot {path}", markup=False, highlight=False, soft_wrap=True)
 

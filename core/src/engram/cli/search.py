@@ -112,20 +112,39 @@ def search_command(
         title=f"{len(result.hits)} results for {query!r} ({result.mode})", title_justify="left"
     )
     table.add_column("#", justify="right")
-    table.add_column("score", justify="right")
+    scores = shown_scores(result)
+    table.add_column("score" if result.mode != "keyword" else "score (vs best)", justify="right")
     table.add_column("where", overflow="fold")
     table.add_column("snippet", overflow="fold")
     created = created_at_of(h.chunk.metadata for h in result.hits)
-    for rank, hit in enumerate(result.hits, 1):
+    for rank, (hit, score) in enumerate(zip(result.hits, scores, strict=True), 1):
         meta = hit.chunk.metadata
         table.add_row(
             str(rank),
-            f"{hit.score:.3f}",
+            score,
             f"{hit.chunk.document_id}:{meta.get('start_line', '?')}-{meta.get('end_line', '?')}"
             + conflict_note(meta, created),
             snippet(hit.chunk.text, query, SNIPPET_CHARS),
         )
     console.print(table)
+
+
+def shown_scores(result: SearchResult) -> list[str]:
+    """The score column. Keyword-only results (``--mode keyword``, or hybrid degraded when the
+    embedder is down) carry raw BM25 magnitudes, which on a small corpus are around 1e-6 and
+    all print as 0.000, reading as "no match": they are shown relative to the best hit (1.000),
+    which says how the hits compare. ``--json`` keeps the raw scores."""
+    if result.mode == "keyword" and result.hits:
+        best = max(h.score for h in result.hits)
+        if best > 0:
+            return [_relative(h.score / best) for h in result.hits]
+        return [f"{h.score:.3g}" for h in result.hits]
+    return [f"{h.score:.3f}" for h in result.hits]
+
+
+def _relative(share: float) -> str:
+    """A share of the best score; a match far weaker than the best still reads as one."""
+    return f"{share:.3f}" if share >= 0.0005 else ("<0.001" if share > 0 else "0")
 
 
 def get_command(
@@ -134,11 +153,17 @@ def get_command(
     lines: Annotated[
         str | None, typer.Option(help="Line range START:END (1-based, inclusive).")
     ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the excerpt (path, lines, text) as JSON.")
+    ] = False,
 ) -> None:
     """Print a vault file, or some of its lines."""
     span = _parse_lines(lines) if lines else None
     with open_memory(ctx) as memory:
         excerpt = memory.get(path, span)
+    if as_json:
+        console.print_json(excerpt.model_dump_json())
+        return
     console.print(excerpt.text, markup=False, highlight=False, soft_wrap=True)
 
 

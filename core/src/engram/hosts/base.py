@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from engram.hosts.files import Change
+from engram.hosts.events import EVENTS
 
-# Our events: recall at the start, capture at the end and before the host compacts.
-EVENTS = ("session-start", "session-end", "pre-compact")
+if TYPE_CHECKING:
+    from engram.hosts.files import Change
+
+__all__ = ["EVENTS", "HookPayload", "Host", "folder_of", "generic_payload", "plain_output"]
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,7 @@ class HookPayload:
     session_id: str | None = None
     transcript: Path | None = None
     event: str | None = None
+    prompt: str | None = None  # the user's new prompt (the per-prompt hook)
 
 
 class Host(Protocol):
@@ -74,14 +77,16 @@ def generic_payload(raw: dict[str, Any] | None) -> HookPayload:
     """The fields every host we know sends the same way (``cwd``, ``session_id``)."""
     raw = raw or {}
     session_id = raw.get("session_id")
+    prompt = raw.get("prompt")
     return HookPayload(
         cwd=folder_of(raw.get("cwd")),
         session_id=session_id if isinstance(session_id, str) else None,
+        prompt=prompt if isinstance(prompt, str) else None,
     )
 
 
 def plain_output(event: str, text: str) -> str:
     """The block as plain text on stdout (hosts that read the output as context)."""
-    if event != "session-start" or not text.strip():
+    if event not in ("session-start", "prompt") or not text.strip():
         return ""
     return text if text.endswith("\n") else text + "\n"

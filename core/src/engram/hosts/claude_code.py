@@ -29,7 +29,10 @@ EVENTS = {
     "session-start": ("SessionStart", "startup|resume|clear|compact"),
     "session-end": ("SessionEnd", ""),
     "pre-compact": ("PreCompact", "manual|auto"),
+    "prompt": ("UserPromptSubmit", ""),
 }
+# Claude Code's name for the event whose output we answer with additional context.
+CONTEXT_EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
 Settings = dict[str, Any]
 
 
@@ -77,13 +80,16 @@ class ClaudeCode:
             base.session_id,
             path if path is not None and path.suffix == ".jsonl" else None,
             event if isinstance(event, str) else None,
+            base.prompt,
         )
 
     def output(self, event: str, text: str) -> str:
-        """SessionStart's JSON (``hookSpecificOutput.additionalContext``); else nothing."""
-        if event != "session-start" or not text.strip():
+        """SessionStart's and UserPromptSubmit's JSON (``hookSpecificOutput.
+        additionalContext``); else nothing."""
+        name = CONTEXT_EVENTS.get(event)
+        if name is None or not text.strip():
             return ""
-        output = {"hookEventName": "SessionStart", "additionalContext": text}
+        output = {"hookEventName": name, "additionalContext": text}
         return json.dumps({"hookSpecificOutput": output}) + "\n"
 
     def transcript_root(self, payload: HookPayload) -> Path | None:

@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from engram.hosts.child import run_worker
+from engram.hosts.events import CAPTURE_TIMEOUT
 
-CAPTURE_TIMEOUT = 600.0  # seconds one round of indexing and capture may take, at most
+__all__ = ["CAPTURE_TIMEOUT", "pending", "run", "spawn", "state_dir"]
+
 ROUNDS = 3  # at most this many rounds when later hooks asked for more while one ran
 LOCK = "capture.lock"
 PID = "capture.pid"

@@ -10,11 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from engram.hosts.base import EVENTS
-from engram.hosts.detached import CAPTURE_TIMEOUT
-from engram.hosts.registry import names
-from engram.hosts.runner import emit, run_hook, unavailable
-from engram.hosts.worker import describe
+from engram.hosts.events import CAPTURE_TIMEOUT, EVENTS, HOST_NAMES
 
 MIN_SECONDS = 0.01  # what the typer options accept, at least
 
@@ -51,7 +47,7 @@ def parse(args: Sequence[str]) -> RunArgs | None:
     host = values.get("--host")
     timeout = _seconds(values.get("--timeout", "60"))
     capture = _seconds(values.get("--capture-timeout", str(CAPTURE_TIMEOUT)))
-    if event is None or (host is not None and host not in names()) or None in (timeout, capture):
+    if event is None or (host is not None and host not in HOST_NAMES) or None in (timeout, capture):
         return None
     config = values.get("config")
     return RunArgs(event, host, timeout or 60.0, capture or CAPTURE_TIMEOUT, _path(config))
@@ -79,7 +75,15 @@ def _path(raw: str | None) -> Path | None:
 
 
 def main(parsed: RunArgs) -> int:
-    """Run the hook; always exit 0, a failure is one line on stderr."""
+    """Run the hook; always exit 0, a failure is one line on stderr. The per-prompt hook takes
+    its own light path (``engram.hosts.prompt_run``); the others import the runner."""
+    if parsed.event == "prompt":
+        from engram.hosts.prompt_run import run
+
+        return run(parsed)
+    from engram.hosts.runner import emit, run_hook, unavailable
+    from engram.hosts.worker import describe
+
     try:
         outcome = run_hook(
             parsed.event,

@@ -3,10 +3,15 @@
 startup. Its ``event`` handler runs ``engram hooks run session-start`` on ``session.created`` and
 hands the block to the session as context (``client.session.prompt`` with ``noReply``), runs
 ``session-end`` on ``session.idle`` and ``pre-compact`` from the
-``experimental.session.compacting`` hook. Its default export is ``{ id, server, setup }``:
-OpenCode 1.x loads ``{ id, server }`` (``server`` is the plugin function), OpenCode 2.0 replaced
-the plugin API and requires ``{ id, setup }`` (or ``{ id, effect }``), dropping anything else
-with ``PluginModule.LoadError``; ``setup`` follows the same events through ``ctx.event``.
+``experimental.session.compacting`` hook, which then puts the recall block into the compaction's
+``output.context`` (so the summary carries it); its ``chat.message`` hook runs ``prompt`` with
+each new user message and adds the memories relevant to it as a synthetic text part.
+
+Its default export is ``{ id, server, setup }``: OpenCode 1.x loads ``{ id, server }``
+(``server`` is the plugin function), OpenCode 2.0 replaced the plugin API and requires
+``{ id, setup }`` (or ``{ id, effect }``), dropping anything else with
+``PluginModule.LoadError``; ``setup`` follows the same events through ``ctx.event``, and after
+``session.compacted`` hands the recall block to the compacted session again.
 
 Documented at https://opencode.ai/docs/plugins (plugin folders, the ``event`` hook, ``$``) and
 https://opencode.ai/docs/sdk (``session.prompt``: ``noReply: true`` adds context only)."""
@@ -39,11 +44,19 @@ import {{ spawn }} from "node:child_process";
 const START = {start};
 const END = {end};
 const COMPACT = {compact};
+const PROMPT = {prompt};
+
+// The text a user typed into a message (their parts; not ones a plugin added).
+const typed = (parts) =>
+  (Array.isArray(parts) ? parts : [])
+    .filter((part) => part && part.type === "text" && !part.synthetic && part.text)
+    .map((part) => part.text)
+    .join("\\n");
 
 // V1: runs engram through Bun's `$` with the session's folder; stdout is the block (empty when
 // there is none or memory is unavailable: the runner exits 0 and explains on stderr).
-const run = async ($, argv, directory) => {{
-  const payload = new Response(JSON.stringify({{ cwd: directory }}));
+const run = async ($, argv, directory, extra = {{}}) => {{
+  const payload = new Response(JSON.stringify({{ cwd: directory, ...extra }}));
   const result = await $`${{argv}} < ${{payload}}`.cwd(directory).quiet().nothrow();
   return result.stdout.toString().trim();
 }};
@@ -91,10 +104,33 @@ const server = async ({{ client, $, directory }}) => {{
         // Memory is a helper: a failure here must never break the session.
       }}
     }},
-    // Before OpenCode compacts a session: capture it first (returns at once, runs detached).
-    "experimental.session.compacting": async () => {{
+    // Each new user message: the few memories relevant to it, as a synthetic part of it.
+    "chat.message": async (input, output) => {{
+      try {{
+        const prompt = typed(output && output.parts);
+        if (!prompt || !input || !input.sessionID) return;
+        const text = await run($, PROMPT, directory, {{ session_id: input.sessionID, prompt }});
+        if (!text) return;
+        output.parts.push({{
+          id: `prt_engram_${{Date.now().toString(36)}}`,
+          sessionID: input.sessionID,
+          messageID: output.message && output.message.id,
+          type: "text",
+          text,
+          synthetic: true,
+        }});
+      }} catch (error) {{
+        // never break the message
+      }}
+    }},
+    // Before OpenCode compacts a session: capture it first (returns at once, runs detached),
+    // then hand the recall block to the compaction, so the summary carries it.
+    "experimental.session.compacting": async (input, output) => {{
       try {{
         await run($, COMPACT, directory);
+        const session = (input && input.sessionID) || undefined;
+        const text = await run($, START, directory, {{ session_id: session }});
+        if (text && output && Array.isArray(output.context)) output.context.push(text);
       }} catch (error) {{
         // never break the compaction
       }}
@@ -123,6 +159,12 @@ async function setup(ctx) {{
           }});
         }} else if (event.type === "session.compacting") {{
           await spawnRun(COMPACT, directory);
+        }} else if (event.type === "session.compacted" && data.sessionID) {{
+          // The compacted session starts from a summary: give it the recall block again.
+          const text = await spawnRun(START, directory);
+          if (text && ctx.session && typeof ctx.session.synthetic === "function") {{
+            await ctx.session.synthetic({{ sessionID: data.sessionID, text }});
+          }}
         }}
       }}
     }} catch (error) {{
@@ -182,8 +224,13 @@ def render(base: list[str], config: Path | None = None) -> str:
     start = run_argv("session-start", HOST, base=base, config=config)
     end = run_argv("session-end", HOST, base=base, config=config)
     compact = run_argv("pre-compact", HOST, base=base, config=config)
+    prompt = run_argv("prompt", HOST, base=base, config=config)
     return TEMPLATE.format(
-        marker=MARKER, start=json.dumps(start), end=json.dumps(end), compact=json.dumps(compact)
+        marker=MARKER,
+        start=json.dumps(start),
+        end=json.dumps(end),
+        compact=json.dumps(compact),
+        prompt=json.dumps(prompt),
     )
 
 

@@ -8,11 +8,8 @@ timeout, a crash) becomes exit 0, nothing on stdout and one line on stderr:
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,13 +17,14 @@ from typing import IO, Any
 
 from engram.config_files import find_project_file
 from engram.hosts import detached, first_start, quiet
-from engram.hosts.base import Host, generic_payload, plain_output
+from engram.hosts.base import HookPayload, Host, generic_payload, plain_output
 from engram.hosts.child import run_worker
+from engram.hosts.payload import PAYLOAD_LIMIT, PAYLOAD_WAIT, read_payload
+
+__all__ = ["PAYLOAD_LIMIT", "PAYLOAD_WAIT", "Outcome", "read_payload", "run_hook"]
 from engram.hosts.registry import HOSTS
 from engram.hosts.registry import get as get_host
 
-PAYLOAD_LIMIT = 1 << 20  # bytes of host JSON read from stdin, at most
-PAYLOAD_WAIT = 2.0  # seconds to wait for the host to send its JSON and close stdin
 CATCHUP_SHARE = 0.5  # share of session-start's budget it may wait for the catch-up capture
 
 
@@ -51,47 +49,6 @@ def emit(outcome: Outcome) -> None:
         for line in outcome.stderr:
             sys.stderr.write(line + "\n")
         sys.stderr.flush()
-
-
-def read_payload(stream: IO[Any] | None, wait: float) -> dict[str, Any] | None:
-    """The host's JSON object on stdin, or None: no stdin, a terminal, garbage, or nothing
-    within ``wait`` seconds (the read goes on in a thread nobody waits for)."""
-    if stream is None:
-        return None
-    try:
-        if stream.isatty():
-            return None
-    except (OSError, ValueError):  # a closed stdin
-        return None
-    try:
-        fd = stream.fileno()
-    except (OSError, ValueError, AttributeError):  # an in-memory stream: it cannot block
-        data = stream.read(PAYLOAD_LIMIT)
-        return _parse(data.encode() if isinstance(data, str) else data)
-    box: list[bytes] = []
-    reader = threading.Thread(target=lambda: box.append(_read_fd(fd)), daemon=True)
-    reader.start()
-    reader.join(wait)
-    return _parse(box[0]) if box else None
-
-
-def _read_fd(fd: int) -> bytes:
-    """Read to end of file on a raw descriptor (no buffer lock a daemon thread could hold)."""
-    chunks: list[bytes] = []
-    size = 0
-    with contextlib.suppress(OSError):
-        while size < PAYLOAD_LIMIT and (chunk := os.read(fd, 65536)):
-            chunks.append(chunk)
-            size += len(chunk)
-    return b"".join(chunks)
-
-
-def _parse(data: bytes | None) -> dict[str, Any] | None:
-    try:
-        value = json.loads((data or b"").decode("utf-8", "replace"))
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def project_of(cwd: Path, config_file: Path | None) -> Path | None:
@@ -129,6 +86,8 @@ def run_hook(
     project = project_of(cwd, config_file)
     if project is None:
         return Outcome(stderr=[f"engram: {cwd} is no engram project (no engram.toml); skipped"])
+    if event == "prompt":  # every prompt: files only, never a worker (engram.hosts.prompt)
+        return _prompt(payload, cwd, project, config_file, overrides, host, deadline)
     root = host.transcript_root(payload) if host else None
     job = {
         "event": event,
@@ -139,11 +98,16 @@ def run_hook(
         "host": host_name,
         "transcript_root": str(root) if root else None,
         "capture_timeout": capture_timeout,
+        "session_id": payload.session_id,
     }
     # Asked before the spawn: the new capture's own pid file must not count as work pending.
     transcripts = payload.transcript.parent if payload.transcript else None
     current = payload.transcript
-    catch_up = event == "session-start" and detached.pending(project, transcripts, current)
+    # A host that sent nothing (no payload, garbage) names no transcript to catch up on: its
+    # start is not held for a capture that may have nothing to do (it still runs, after).
+    catch_up = (
+        event == "session-start" and bool(raw) and detached.pending(project, transcripts, current)
+    )
     if event != "session-start":
         detached.spawn(job, project)
         where = detached.state_dir(project) / detached.LOG
@@ -159,6 +123,32 @@ def run_hook(
     with contextlib.suppress(subprocess.TimeoutExpired):  # it goes on alone after the wait
         capture.wait(max(min(CATCHUP_SHARE * timeout, deadline - time.monotonic()), 0))
     return _recall(job, cwd, host, event, deadline, timeout)
+
+
+def _prompt(
+    payload: HookPayload,
+    cwd: Path,
+    project: Path,
+    config_file: Path | None,
+    overrides: dict[str, Any] | None,
+    host: Host | None,
+    deadline: float,
+) -> Outcome:
+    """The memories relevant to the new prompt, within the prompt's time budget."""
+    from engram.hosts import prompt
+
+    if not (payload.prompt or "").strip():
+        return Outcome()
+    job = {
+        "event": "prompt",
+        "cwd": str(cwd),
+        "project": str(project),
+        "config_file": str(config_file.resolve()) if config_file else None,
+        "overrides": overrides or {},
+    }
+    budget = max(min(prompt.TIME_BUDGET, deadline - time.monotonic()), 0.01)
+    text = prompt.answer(job, payload.prompt or "", payload.session_id, budget)
+    return Outcome(host.output("prompt", text) if host else plain_output("prompt", text))
 
 
 def _recall(

@@ -51,7 +51,7 @@ def _work(
     job: dict[str, Any], config: EngramConfig, settings: str, suspect: IndexDamaged | None = None
 ) -> Result:
     from engram import recall as recalling
-    from engram.hosts import quiet
+    from engram.hosts import prompt, prompt_index, quiet
     from engram.memory import Memory
     from engram.scopes import memory_folders
 
@@ -61,11 +61,15 @@ def _work(
             tree = quiet.folders_digest(folders)  # before recall reads them
             recall = recalling.recall(memory.writer, memory.searching, None, pinned=True)
             notes = [*memory.notices, *recall.warnings]
+            shown = [k for i in recall.items for k in (i.memory_id, i.path) if k]
+            prompt.remember_seen(Path(job["project"]), job.get("session_id"), shown)
             if recall.text or notes:
                 quiet.forget(job)
             else:
                 quiet.write(job, settings, folders, tree)
             return {"ok": True, "text": recall.text, "notes": notes}
+        # First: the per-prompt hook's snapshot, so the session's first prompts can use it.
+        prompt_index.refresh_if_stale(memory.writer, job)
         vault = memory.index()
         report = memory.index_sessions()
         captured = memory.capture_sessions()
