@@ -7,21 +7,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from engram.hosts.events import CAPTURE_TIMEOUT, EVENTS, HOST_NAMES
+from engram.hosts.events import CAPTURE_TIMEOUT, EVENTS, HOST_NAMES, RunArgs
 
 MIN_SECONDS = 0.01  # what the typer options accept, at least
-
-
-@dataclass(frozen=True)
-class RunArgs:
-    event: str
-    host: str | None = None
-    timeout: float = 60.0
-    capture_timeout: float = CAPTURE_TIMEOUT
-    config_file: Path | None = None
 
 
 def parse(args: Sequence[str]) -> RunArgs | None:

@@ -17,7 +17,7 @@ from engram.config_files import find_project_file
 from engram.hosts.payload import PAYLOAD_WAIT, read_payload
 
 if TYPE_CHECKING:
-    from engram.hosts.entry import RunArgs
+    from engram.hosts.events import RunArgs
 
 
 def run(parsed: RunArgs) -> int:
