@@ -4,7 +4,8 @@
 The JSON object comes as the input of a tool the model is made to call (``tool_choice`` names
 it): Anthropic's documented way to get JSON that follows a schema, on every Claude model. With
 ``json_mode = false`` (a proxy that refuses tools) the prompt alone asks for JSON, and the text
-is parsed as the OpenAI path parses it.
+is parsed as the OpenAI path parses it. The ``temperature`` option is not sent: this SDK's
+Messages API no longer takes one.
 """
 
 from __future__ import annotations
@@ -53,7 +54,6 @@ class AnthropicProvider(ChatProvider):
             model=self.options.model,
             system=system,
             messages=[{"role": "user", "content": user}],
-            temperature=self.shared.temperature,
             max_tokens=self.shared.max_output_tokens,
             **extra,
         )

@@ -9,6 +9,7 @@ the ledger.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 from engram import Failure, MalformedResponse, Tokens, token_bound
@@ -67,20 +68,40 @@ class GoogleProvider(ChatProvider):
         return parse_json(text), tokens
 
     def classify_sdk(self, exc: Exception) -> Failure | None:
-        import httpx
         from google.genai import errors
 
-        if isinstance(exc, httpx.TimeoutException):
+        if _is_transport(exc, "TimeoutException"):
             return self.timeout_failure()
-        if isinstance(exc, httpx.TransportError):
+        if _is_transport(exc, "TransportError"):
             return self.connection_failure("the Gemini API")
         if isinstance(exc, errors.APIError):
             response = getattr(exc, "response", None)
             headers = getattr(response, "headers", None)
             status = exc.code if isinstance(exc.code, int) else 500
+            if status in (400, 403) and _key_refused(exc):
+                variable = self.key_env or "the api_key option"
+                message = f"the key was rejected (HTTP {status}); check {variable}"
+                return Failure(f"HTTP {status}", message, False)
             return self.status_failure(status, headers if headers is not None else {})
         return None
 
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
+
+
+def _key_refused(exc: Exception) -> bool:
+    """Whether a Gemini error is about the key: a wrong key is HTTP 400 with reason
+    ``API_KEY_INVALID``, none at all 403 for "unregistered callers"."""
+    said = f"{getattr(exc, 'details', '')} {getattr(exc, 'message', '')}"
+    return "API_KEY_INVALID" in said or "unregistered callers" in said
+
+
+def _is_transport(exc: Exception, name: str) -> bool:
+    """Whether ``exc`` is ``httpx.<name>`` or ``httpx2.<name>``: the SDK sends with whichever
+    of the two is installed (a module not loaded raised nothing)."""
+    for module in ("httpx", "httpx2"):
+        kind = getattr(sys.modules.get(module), name, None)
+        if isinstance(kind, type) and isinstance(exc, kind):
+            return True
+    return False
