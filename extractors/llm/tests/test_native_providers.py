@@ -269,3 +269,24 @@ def test_an_unused_sdk_is_never_imported() -> None:
         timeout=300,
     )
     assert json.loads(out.stdout) == [False, False]
+
+
+def test_the_docs_examples_are_valid_options() -> None:
+    """Every ``[extractor]`` example in the extractor's page and the configuration page is a
+    valid ``llm`` configuration, so what the docs tell users to write is accepted."""
+    import re
+    import tomllib
+
+    root = Path(__file__).resolve().parents[3] / "docs"
+    checked = 0
+    for page in (root / "extractors" / "llm.md", root / "configuration.md"):
+        for block in re.findall(r"```toml\n(.*?)```", page.read_text(), re.DOTALL):
+            section = tomllib.loads(block).get("extractor")
+            if not section or section.get("provider") != "llm":
+                continue
+            options = LLMOptions.model_validate(
+                {k: v for k, v in section.items() if k != "provider"}
+            )
+            assert options.providers
+            checked += 1
+    assert checked >= 2
