@@ -61,7 +61,8 @@ class AnthropicProvider(ChatProvider):
         if not isinstance(blocks, list):
             raise MalformedResponse("no content in the answer")
         called = [b for b in blocks if getattr(b, "type", None) == "tool_use"]
-        text = "".join(str(getattr(b, "text", "")) for b in blocks if b.type == "text")
+        texts = [b for b in blocks if getattr(b, "type", None) == "text"]
+        text = "".join(str(getattr(b, "text", "")) for b in texts)
         usage = getattr(response, "usage", None)
         tokens_in = getattr(usage, "input_tokens", None)
         tokens_out = getattr(usage, "output_tokens", None)
