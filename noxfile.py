@@ -36,7 +36,7 @@ TEST_EXTRAS = {
     "postgres": "[testing]",
     "openai": "[testing]",
     "voyage": "[testing]",
-    "llm": "[testing]",
+    "llm": "[testing,anthropic,google]",
     "llamaindex": "[testing]",
     "langchain": "[testing]",
     "bench": "[testing]",

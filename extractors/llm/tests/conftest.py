@@ -3,12 +3,13 @@ from options the way engram's config builds them, with waits recorded instead of
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_model import KEY, Build, answer
+from native_wires import AnthropicMessages, GeminiGenerateContent, NativeApi, NativeWire
 
 from engram_llm import LLMExtractor, LLMOptions
 from fake_apis import ChatCompletions, FakeChat, StartApi
@@ -25,6 +26,33 @@ def down(fake_api: StartApi) -> FakeChat:
     server = fake_api(ChatCompletions(answer, KEY))
     server.down(503)
     return server
+
+
+@pytest.fixture
+def native() -> Iterator[Callable[[NativeWire], NativeApi]]:
+    """``native(wire)``: a started fake Anthropic or Gemini API, stopped after the test."""
+    started: list[NativeApi] = []
+
+    def start(wire: NativeWire) -> NativeApi:
+        api = NativeApi(wire).start()
+        started.append(api)
+        return api
+
+    yield start
+    for api in started:
+        api.stop()
+    for api in started:
+        api.check()
+
+
+@pytest.fixture
+def claude(native: Callable[[NativeWire], NativeApi]) -> NativeApi:
+    return native(AnthropicMessages(answer))
+
+
+@pytest.fixture
+def gemini(native: Callable[[NativeWire], NativeApi]) -> NativeApi:
+    return native(GeminiGenerateContent(answer))
 
 
 @pytest.fixture

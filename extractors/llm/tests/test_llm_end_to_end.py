@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from fake_model import KEY
+from native_wires import ANTHROPIC_KEY, GOOGLE_KEY, NativeApi
 
 from engram.memory_files import memory_files, render
 from fake_apis import FakeChat, Reply
@@ -138,3 +139,70 @@ def test_old_session_summaries_are_condensed_into_a_learned_pattern(
     assert [m["status"] for m in chain] == ["superseded", "superseded", "live"]
     usage = cli_json(capsys, "usage", "--by", "operation")
     assert {r["operation"] for r in usage["rows"]} >= {"condense"}
+
+
+def test_capture_through_claude_then_gemini_from_engram_toml(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    claude: NativeApi,
+    gemini: NativeApi,
+) -> None:
+    """The configuration the docs show: `provider = "anthropic"` first, Google next, keys from
+    their SDKs' variables; Claude overloaded for the second capture, so Gemini extracts and
+    judges that one."""
+    root = tmp_path / "native"
+    root.mkdir()
+    (root / "engram.toml").write_text(
+        f"""
+[embedder]
+provider = "hash"
+
+[vault]
+paths = ["memory"]
+
+[extractor]
+provider = "llm"
+max_retries = 1
+retry_base_delay = 0.0
+retry_max_delay = 0.0
+
+[[extractor.providers]]
+provider = "anthropic"
+name = "claude"                   # both fakes are on 127.0.0.1, the label otherwise
+base_url = "{claude.url}"
+
+[[extractor.providers]]
+provider = "google"
+name = "gemini"
+base_url = "{gemini.url}"
+""",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    monkeypatch.setenv("GEMINI_API_KEY", GOOGLE_KEY)
+    monkeypatch.chdir(root)
+    first = conversation(
+        tmp_path / "a.json",
+        "For this repository I prefer tabs over spaces in Go code, gofmt expects them anyway.",
+        "Noted, Go files keep tab indentation.",
+    )
+    stored = cli_json(capsys, "capture", first)["stored"]
+    assert [m["type"] for m in stored] == ["preference"] and gemini.requests == []
+    claude.down(529)
+    second = conversation(
+        tmp_path / "b.json",
+        "Change of plan: I prefer spaces over tabs in Go code now, to match the other repos.",
+        "Understood, spaces from now on.",
+    )
+    new = cli_json(capsys, "capture", second)["stored"]
+    assert [m["type"] for m in new] == ["preference"] and new[0]["superseded"] == [stored[0]["id"]]
+    # extraction and the judge: each Claude attempt overloaded, each answered by Gemini
+    assert set(claude.statuses()[1:]) == {529} and set(gemini.statuses()) == {200}
+    assert claude.requests[0].body["model"] == "claude-haiku-4-5"  # each provider's default
+    assert gemini.requests[0].path.endswith("/gemini-2.5-flash:generateContent")
+    usage = cli_json(capsys, "usage", "--by", "provider")
+    rows = {r["provider"]: r for r in usage["rows"]}
+    assert rows["claude"]["errors"] == len(claude.statuses()) - 1
+    assert rows["gemini"]["requests"] == len(gemini.statuses()) >= 1

@@ -1,10 +1,13 @@
-"""One chat provider: the official ``openai`` SDK against an OpenAI-compatible endpoint, every
-request through core's ``Meter`` (retries with backoff and ``Retry-After``, one usage-ledger row
-per HTTP attempt, keys scrubbed from messages), answers parsed as JSON.
+"""What every chat provider shares, whatever its protocol: the key, every request through
+core's ``Meter`` (retries with backoff and ``Retry-After``, one usage-ledger row per HTTP attempt,
+keys scrubbed from messages), the meaning of an HTTP status, and answers parsed as JSON.
 
-The SDK's own retries are off, so the ledger counts exactly the requests the server saw. A
-provider whose key is missing is built anyway and fails each call with the variable to set: the
-next provider is tried, and an agent's session never breaks for want of a key.
+A protocol (``openai_chat``, ``anthropic_chat``, ``google_chat``) adds its SDK's client, one
+request and the reading of its SDK's exceptions; ``make_provider`` picks it by the ``provider``
+option and imports only that one, so an unused SDK costs nothing. Each SDK's own retries are off,
+so the ledger counts exactly the requests the server saw. A provider whose key is missing is
+built anyway and fails each call with the variable to set: the next provider is tried, and an
+agent's session never breaks for want of a key.
 """
 
 from __future__ import annotations
@@ -14,13 +17,13 @@ import json
 import random as _random
 import re
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from engram import (
     ExtractorError,
     Failure,
-    MalformedResponse,
     Meter,
     MissingKeyError,
     RetryPolicy,
@@ -28,12 +31,8 @@ from engram import (
     UsageLedger,
     parse_retry_after,
     resolve_api_key,
-    token_bound,
 )
 from engram_llm.options import LLMOptions, ProviderOptions
-
-if TYPE_CHECKING:
-    import openai
 
 NO_KEY = "not-needed"  # what the SDK sends to a server that needs no key
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
@@ -45,7 +44,7 @@ class NotJson(Exception):
     gives the same answer, so the next provider is tried at once."""
 
 
-class ChatProvider:
+class ChatProvider(ABC):
     """An endpoint and model; ``ask`` returns the parsed JSON answer or raises
     ``ExtractorError`` saying what went wrong (after the retries)."""
 
@@ -62,14 +61,14 @@ class ChatProvider:
         self.shared = shared
         self.label = options.label()
         self.missing_key: str | None = None
+        self.key_env = options.key_env()
         key = NO_KEY
-        if options.api_key is not None or options.api_key_env:
+        if options.api_key is not None or self.key_env:
             try:
-                key = resolve_api_key(options.api_key, options.api_key_env, self.label)
+                key = resolve_api_key(options.api_key, self.key_env, self.label)
             except MissingKeyError as exc:
                 self.missing_key = str(exc)
         self._key = key
-        self._client: openai.OpenAI | None = None
         price_in, price_out = options.prices()
         self.meter = Meter(
             provider=self.label,
@@ -90,87 +89,82 @@ class ChatProvider:
             retry_hint="the next capture tries again",
         )
 
-    def client(self) -> openai.OpenAI:
-        if self._client is None:
-            import openai
-
-            self._client = openai.OpenAI(
-                api_key=self._key,
-                base_url=self.options.base_url or None,
-                timeout=self.shared.timeout,
-                max_retries=0,
-            )
-        return self._client
-
     def ask(self, system: str, user: str, operation: str) -> Any:
         """The model's JSON answer to one (system, user) prompt."""
         if self.missing_key is not None:
             raise ExtractorError(self.missing_key)
-        extra: dict[str, Any] = {}
-        if self.options.json_mode:
-            extra["response_format"] = {"type": "json_object"}
+        return self.meter.call(lambda: self.request(system, user, operation), operation=operation)
 
-        def request() -> tuple[Any, Tokens]:
-            response = self.client().chat.completions.create(
-                model=self.options.model,
-                messages=[
-                    {"role": "system", "content": system},
-                    {"role": "user", "content": user},
-                ],
-                temperature=self.shared.temperature,
-                max_tokens=self.shared.max_output_tokens,
-                **extra,
-            )
-            try:
-                content = response.choices[0].message.content or ""
-            except (AttributeError, IndexError, TypeError) as exc:
-                raise MalformedResponse(
-                    f"no message in the answer ({type(exc).__name__})"
-                ) from None
-            usage = getattr(response, "usage", None)
-            tokens_in = getattr(usage, "prompt_tokens", None)
-            tokens_out = getattr(usage, "completion_tokens", None)
-            tokens = Tokens(
-                tokens_in if isinstance(tokens_in, int) else token_bound(system + user),
-                tokens_out if isinstance(tokens_out, int) else token_bound(content),
-            )
-            return parse_json(content), tokens
+    @abstractmethod
+    def request(self, system: str, user: str, operation: str) -> tuple[Any, Tokens]:
+        """One HTTP request: the parsed answer and the tokens billed. Raises the SDK's
+        exceptions, ``MalformedResponse`` or ``NotJson``."""
 
-        return self.meter.call(request, operation=operation)
+    @abstractmethod
+    def classify_sdk(self, exc: Exception) -> Failure | None:
+        """What an exception of this provider's SDK means; None when it is not the SDK's."""
 
     def classify(self, exc: Exception) -> Failure:
-        """What an exception from the ``openai`` SDK means for a retry, and how to fix it."""
-        import openai
-
+        """What an exception means for a retry, and how to fix it."""
         if isinstance(exc, NotJson):
             return Failure("not JSON", f"the model's answer was not JSON ({exc})", False)
-        if isinstance(exc, openai.APITimeoutError):
-            return Failure("timeout", f"no answer within {self.shared.timeout:g} s", True)
-        if isinstance(exc, openai.APIConnectionError):
-            where = self.options.base_url or "the OpenAI API"
-            return Failure("connection error", f"cannot connect to {where}", True)
-        if isinstance(exc, openai.APIStatusError):
-            return self._status(exc)
-        if isinstance(exc, openai.APIResponseValidationError | ValueError | TypeError):
+        failure = self.classify_sdk(exc)
+        if failure is not None:
+            return failure
+        if isinstance(exc, ValueError | TypeError):
             return Failure("malformed response", f"unreadable answer ({type(exc).__name__})", True)
         return Failure(f"error {type(exc).__name__}", f"unexpected {type(exc).__name__}", False)
 
-    def _status(self, exc: openai.APIStatusError) -> Failure:
-        status = exc.status_code
+    def timeout_failure(self) -> Failure:
+        return Failure("timeout", f"no answer within {self.shared.timeout:g} s", True)
+
+    def connection_failure(self, default_where: str) -> Failure:
+        where = self.options.base_url or default_where
+        return Failure("connection error", f"cannot connect to {where}", True)
+
+    def status_failure(self, status: int, headers: Mapping[str, str]) -> Failure:
+        """An HTTP error status: 401 names the key variable; 408, 409, 429 and 5xx are retried
+        (after ``Retry-After`` when sent); anything else is a refusal not worth repeating."""
         label = f"HTTP {status}"
         if status == 401:
-            variable = self.options.api_key_env or "the api_key option"
+            variable = self.key_env or "the api_key option"
             return Failure(label, f"the key was rejected (HTTP 401); check {variable}", False)
         if status in RETRYABLE or status >= 500:
-            wait = parse_retry_after(exc.response.headers.get)
+            wait = parse_retry_after(headers.get)
             return Failure(label, f"HTTP {status}", True, retry_after=wait)
         return Failure(
             label, f"the request was refused (HTTP {status}); check the model name", False
         )
 
+    @abstractmethod
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
+        """Release the SDK's HTTP connections."""
+
+
+def make_provider(
+    options: ProviderOptions,
+    shared: LLMOptions,
+    *,
+    ledger: UsageLedger | None,
+    sleep: Callable[[float], None] = time.sleep,
+    random: Callable[[], float] = _random.random,
+) -> ChatProvider:
+    """The provider speaking ``options.provider``'s protocol (its module imported now, its SDK
+    on the first request)."""
+    kind: type[ChatProvider]
+    if options.provider == "anthropic":
+        from engram_llm.anthropic_chat import AnthropicProvider
+
+        kind = AnthropicProvider
+    elif options.provider == "google":
+        from engram_llm.google_chat import GoogleProvider
+
+        kind = GoogleProvider
+    else:
+        from engram_llm.openai_chat import OpenAIProvider
+
+        kind = OpenAIProvider
+    return kind(options, shared, ledger=ledger, sleep=sleep, random=random)
 
 
 def parse_json(content: str) -> Any:

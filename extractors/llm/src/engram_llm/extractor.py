@@ -34,7 +34,7 @@ from engram import (
     prepare_messages,
 )
 from engram_llm import prompts
-from engram_llm.chat import ChatProvider
+from engram_llm.chat import make_provider
 from engram_llm.options import LLMOptions
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ class LLMExtractor:
         self.options = options if options is not None else LLMOptions()
         self.ledger = UsageLedger(self.options.ledger_path) if self.options.record_usage else None
         self.providers = [
-            ChatProvider(p, self.options, ledger=self.ledger, sleep=sleep, random=random)
+            make_provider(p, self.options, ledger=self.ledger, sleep=sleep, random=random)
             for p in self.options.providers
         ]
         self.last_error: str | None = None
