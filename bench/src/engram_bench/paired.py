@@ -109,8 +109,29 @@ def compare_modes(
                 "best": means[best],
                 "ok": value >= means[best] - RECALL_SLACK - 1e-12,
             }
+            if halves is not None:
+                entry["recall"]["held_out"] = _recall(recall, present, hybrid_key, picked)
         out.append(entry)
     return out
+
+
+def _recall(
+    recall: Mapping[tuple[str, str | None, str], list[float]],
+    singles: Mapping[str, tuple[str, str | None, str]],
+    hybrid_key: tuple[str, str | None, str],
+    picked: list[int],
+) -> dict[str, Any]:
+    """The recall check over the queries at ``picked`` (the held-out half)."""
+
+    def mean(key: tuple[str, str | None, str]) -> float:
+        values = [recall[key][i] for i in picked]
+        return float(np.mean(values)) if values else 0.0
+
+    means = {name: mean(key) for name, key in singles.items()}
+    best = max(means, key=lambda name: means[name])
+    value = mean(hybrid_key)
+    ok = value >= means[best] - RECALL_SLACK - 1e-12
+    return {"hybrid": value, "versus": best, "best": means[best], "ok": ok}
 
 
 def _paired(
@@ -165,14 +186,7 @@ def render_paired(ds: Mapping[str, Any]) -> list[str]:
             row += _cells(p["held_out"]) if "held_out" in p else ["—"] * 4
         if recall:
             r = p.get("recall")
-            row += (
-                [
-                    f"{r['hybrid']:.3f} ({r['versus']} {r['best']:.3f})",
-                    "yes" if r["ok"] else "**no**",
-                ]
-                if r
-                else ["—", "—"]
-            )
+            row += _recall_cells(r) if r else ["—", "—"]
         rows.append(row)
     lines.append(_table(header, rows))
     if held:
@@ -181,6 +195,18 @@ def render_paired(ds: Mapping[str, Any]) -> list[str]:
             "Held-out: the queries whose id hashes to the `held-out` half (`paired.half`).",
         ]
     return lines
+
+
+def _recall_cells(r: Mapping[str, Any]) -> list[str]:
+    """Hybrid's recall (the better single mode's), and whether it is within the slack; the
+    held-out half's after a slash."""
+    value = f"{r['hybrid']:.3f} ({r['versus']} {r['best']:.3f})"
+    ok = "yes" if r["ok"] else "**no**"
+    held = r.get("held_out")
+    if held:
+        value += f" / {held['hybrid']:.3f} ({held['versus']} {held['best']:.3f})"
+        ok += " / " + ("yes" if held["ok"] else "**no**")
+    return [value, ok]
 
 
 def _cells(p: Mapping[str, Any]) -> list[str]:
