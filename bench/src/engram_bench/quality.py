@@ -5,8 +5,8 @@ same vectors, so differences between stores come from the stores. Searches go th
 ``engram.search.HybridSearcher`` with ``min_score = 0`` (the default 0.35 is a display threshold),
 except ``hybrid-default``: what `engram search` does out of the box, its cut included, so the
 report shows whether the cut costs Recall@100 (issue 39). Keyword-only results do not depend on
-the embedder and are run once per store. ``numpy-exact`` is brute-force cosine over the same vectors: the vector-only ceiling that
-exact stores should match and ANN stores approach.
+the embedder and are run once per store. ``numpy-exact`` is brute-force cosine over the same
+vectors: the vector-only ceiling that exact stores should match and ANN stores approach.
 
 The four modes of one query ask the store the same two questions (the vector and the keyword
 candidates), so a per-query memo answers the repeats: the rankings are exactly those of four
