@@ -68,19 +68,26 @@ def test_every_mode_is_scored_and_the_exact_store_matches_numpy(
     assert rows[("memory", "keyword")]["embedder"] is None
     assert rows[("memory", "hybrid-rrf")]["latency_ms"]["n"] == 2
     for row in result["rows"]:
-        assert set(row["metrics"]) == {"recall@5", "recall@10", "ndcg@10"}
+        assert set(row["metrics"]) == {"recall@5", "recall@10", "ndcg@10", "recall@100"}
         assert row["queries"] == dataset.query_count
         assert sum(c["queries"] for c in row["per_category"].values()) == dataset.query_count
     assert result["errors"] == []
     assert result["embedding"]["hash"]["embedded_now"] == embedded.stats.embedded
     paired = {p["mode"]: p for p in result["paired"]}
-    assert set(paired) == {"hybrid-weighted", "hybrid-rrf", "hybrid-standout"}
+    assert set(paired) == {"hybrid-default", "hybrid-weighted", "hybrid-rrf", "hybrid-standout"}
     single = {m: rows[("memory", m)]["metrics"]["ndcg@10"] for m in ("keyword", "vector")}
     for mode, entry in paired.items():
         assert entry["versus"] == max(single, key=lambda m: single[m])
         gap = rows[("memory", mode)]["metrics"]["ndcg@10"] - single[entry["versus"]]
         assert entry["mean"] == pytest.approx(gap)
         assert entry["low"] <= entry["mean"] <= entry["high"]
+        held = entry["held_out"]
+        assert 0 < held["queries"] < dataset.query_count
+        assert held["low"] <= held["mean"] <= held["high"]
+        recall = {m: rows[("memory", m)]["metrics"]["recall@100"] for m in ("keyword", "vector")}
+        assert entry["recall"]["best"] == max(recall.values())
+        assert entry["recall"]["hybrid"] == rows[("memory", mode)]["metrics"]["recall@100"]
+        assert entry["recall"]["ok"] == (entry["recall"]["hybrid"] >= max(recall.values()) - 0.01)
     assert all("per_query" not in row for row in result["rows"])
 
 

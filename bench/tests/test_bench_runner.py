@@ -58,7 +58,15 @@ def test_a_quick_run_writes_json_markdown_and_plots(tmp_path: Path) -> None:
     assert "Published anchors" in markdown
     assert "Hybrid minus the better single mode" in markdown
     paired = quality["scifact"]["paired"]
-    assert {p["mode"] for p in paired} == {"hybrid-weighted", "hybrid-rrf", "hybrid-standout"}
+    assert {p["mode"] for p in paired} == {
+        "hybrid-default",
+        "hybrid-weighted",
+        "hybrid-rrf",
+        "hybrid-standout",
+    }
     assert all(p["verdict"] in {"worse", "tie", "better"} for p in paired)
+    assert all(p["held_out"]["verdict"] in {"worse", "tie", "better"} for p in paired)
+    assert all(p["recall"]["ok"] in {True, False} for p in paired)
+    assert "held-out: versus" in markdown and "recall@100 (better single)" in markdown
     assert (f"]({stem}-latency.png)" in markdown) == plots.available()
     assert any(m.startswith("bench: wrote") for m in messages)

@@ -55,7 +55,7 @@ def test_quick_bench_covers_every_installed_store(
         assert dataset["errors"] == []
         ran = {(r["store"], r["mode"]) for r in dataset["rows"]}
         for store in installed:
-            modes = {"keyword", "vector", "hybrid-weighted", "hybrid-rrf"}
+            modes = {"keyword", "vector", "hybrid-default", "hybrid-weighted", "hybrid-rrf"}
             assert {(store, m) for m in modes} <= ran
     (speed,) = results["speed"]["runs"]
     assert [r["store"] for r in speed["stores"]] == list(results["stores"])

@@ -387,9 +387,11 @@ def test_standout_balance_without_keyword_hits_is_vector_mode(
     query=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=3).map(" ".join),
     min_score=st.floats(0.0, 1.0),
 )
-def test_hybrid_keeps_every_hit_vector_mode_shows(
+def test_hybrid_keeps_every_hit_either_single_mode_shows(
     texts: list[str], query: str, min_score: float
 ) -> None:
+    """Hybrid's cut never hides what vector mode (cosine over min_score) or keyword mode (every
+    match: it has no cut) shows, issue 39 point 10; every hit it keeps passes the cut."""
     embedder = HashEmbedder(HashEmbedderOptions())
     store = MemoryStore()
     store.set_identity(embedder_identity(embedder, "test"))
@@ -402,9 +404,19 @@ def test_hybrid_keeps_every_hit_vector_mode_shows(
     )
     options = {"min_score": min_score, "limit": len(texts), "candidate_multiplier": 1}
     vector = searcher(**options).search(query, store, embedder, mode="vector")
+    keyword = searcher(**options).search(query, store, embedder, mode="keyword")
     hybrid = searcher(**options).search(query, store, embedder, mode="hybrid")
     assert set(ids(vector.hits)) <= set(ids(hybrid.hits))
+    assert set(ids(keyword.hits)) <= set(ids(hybrid.hits))
     assert all(passes_min_score(h, min_score) for h in hybrid.hits)
+
+
+def test_a_keyword_match_passes_the_cut_whatever_its_scores() -> None:
+    chunk = Chunk(id="turn", document_id="d", text="I graduated in Business Administration")
+    matched = Hit(chunk=chunk, score=0.05, vector_score=0.1, keyword_score=0.4)
+    unmatched = Hit(chunk=chunk, score=0.05, vector_score=0.1)
+    assert passes_min_score(matched, 0.35)
+    assert not passes_min_score(unmatched, 0.35)
 
 
 def test_limit_caps_the_hits(notes_store: MemoryStore, embedder: HashEmbedder) -> None:

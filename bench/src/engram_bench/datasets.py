@@ -26,7 +26,8 @@ from engram.errors import ConfigError
 
 DatasetKind = Literal["beir", "locomo"]
 BEIR_METRICS = ("ndcg@10", "recall@100")
-LOCOMO_METRICS = ("recall@5", "recall@10", "ndcg@10")
+# Recall@100 too: hybrid must not lose at depth what a single mode finds (issue 39, point 10).
+LOCOMO_METRICS = ("recall@5", "recall@10", "ndcg@10", "recall@100")
 # The usual reading of LoCoMo's category numbers (the dataset itself carries only the numbers).
 LOCOMO_CATEGORIES = {
     "1": "multi-hop",
@@ -102,7 +103,20 @@ def resolve(spec: str, data_dir: Path, bundled: Path = BUNDLED_DATA) -> tuple[st
 
 def load_dataset(spec: str, data_dir: Path, *, max_queries: int | None = None) -> Dataset:
     """Load a dataset by name (looked up in ``data_dir``) or path, detecting its layout."""
+    from engram_bench import memory_sets
+
     name, path = resolve(spec, data_dir)
+    derived = memory_sets.DERIVED.get(name)
+    if derived is not None and not path.exists():
+        source, loader = derived
+        _, folder = resolve(source, data_dir)
+        found = folder if folder.is_file() else _find_locomo_json(folder)
+        if found is None:
+            raise ConfigError(
+                f"dataset {name!r} is read from {source!r}, not found at {folder}; pass --data "
+                f"with the folder that holds it"
+            )
+        return loader(found, name=name, max_queries=max_queries)
     if not path.exists():
         raise ConfigError(
             f"dataset {name!r} not found at {path} nor in {BUNDLED_DATA}; pass --data with the "
@@ -110,6 +124,8 @@ def load_dataset(spec: str, data_dir: Path, *, max_queries: int | None = None) -
         )
     if _is_beir(path):
         return load_beir(path, name=name, max_queries=max_queries)
+    if memory_sets.is_longmemeval_sample(path):
+        return memory_sets.load_longmemeval_sample(path, name=name, max_queries=max_queries)
     json_file = path if path.is_file() else _find_locomo_json(path)
     if json_file is not None:
         return load_locomo(json_file, name=name, max_queries=max_queries)

@@ -2,10 +2,11 @@
 
 Documents are embedded once per embedder (through the shared cache) and every store indexes the
 same vectors, so differences between stores come from the stores. Searches go through
-``engram.search.HybridSearcher`` with ``min_score = 0`` (the default 0.35 is a display threshold
-that would cut Recall@100). Keyword-only results do not depend on the embedder and are run once per
-store. ``numpy-exact`` is brute-force cosine over the same vectors: the vector-only ceiling that
-exact stores should match and ANN stores approach.
+``engram.search.HybridSearcher`` with ``min_score = 0`` (the default 0.35 is a display threshold),
+except ``hybrid-default``: what `engram search` does out of the box, its cut included, so the
+report shows whether the cut costs Recall@100 (issue 39). Keyword-only results do not depend on
+the embedder and are run once per store. ``numpy-exact`` is brute-force cosine over the same
+vectors: the vector-only ceiling that exact stores should match and ANN stores approach.
 
 The four modes of one query ask the store the same two questions (the vector and the keyword
 candidates), so a per-query memo answers the repeats: the rankings are exactly those of four
@@ -36,7 +37,8 @@ from engram_bench.datasets import Dataset, Query
 from engram_bench.embedding import EmbedStats, FixedEmbedder, Matrix, embed_all
 from engram_bench.metrics import metric, metric_depth
 from engram_bench.paired import METRIC as PAIRED_METRIC
-from engram_bench.paired import compare_modes
+from engram_bench.paired import RECALL as PAIRED_RECALL
+from engram_bench.paired import compare_modes, half
 from engram_bench.speed import exact_top_k
 from engram_bench.stores import StoreSpec, fresh_folder, maintain
 from engram_bench.timing import summarize_ms
@@ -56,6 +58,8 @@ class Mode:
     fusion: FusionMethod = "weighted"
     # Other [search] options of this mode, as (key, value) pairs.
     options: tuple[tuple[str, object], ...] = ()
+    # Keep the configured default min_score (the cut users get) instead of 0.
+    cut: bool = False
 
 
 # The default weighted fusion, RRF, and the opt-in per-query balance (so the same run compares it).
@@ -63,6 +67,8 @@ STANDOUT = (("balance", "standout"), ("vector_weight", 0.5), ("keyword_weight", 
 MODES = (
     Mode("keyword", "keyword"),
     Mode("vector", "vector"),
+    # What `engram search` does out of the box: the default fusion and the default min_score.
+    Mode("hybrid-default", "hybrid", "weighted", cut=True),
     Mode("hybrid-weighted", "hybrid", "weighted"),
     Mode("hybrid-rrf", "hybrid", "rrf"),
     Mode("hybrid-standout", "hybrid", "weighted", STANDOUT),
@@ -141,13 +147,18 @@ def evaluate(dataset: Dataset, retrieved: dict[str, list[str]]) -> dict[str, Any
     }
 
 
-def per_query(dataset: Dataset, retrieved: dict[str, list[str]]) -> list[float]:
-    """The paired comparison's metric for every query, in the dataset's query order."""
-    return [
-        metric(PAIRED_METRIC, retrieved.get(query.id, []), query.qrels)
-        for group in dataset.groups
-        for query in group.queries
-    ]
+def per_query(dataset: Dataset, retrieved: dict[str, list[str]]) -> dict[str, list[float]]:
+    """The paired comparison's metrics (nDCG@10, and Recall@100 where the set measures it) for
+    every query, in the dataset's query order."""
+    names = [PAIRED_METRIC] + [m for m in (PAIRED_RECALL,) if m in dataset.metrics]
+    return {
+        name: [
+            metric(name, retrieved.get(query.id, []), query.qrels)
+            for group in dataset.groups
+            for query in group.queries
+        ]
+        for name in names
+    }
 
 
 def _depth(dataset: Dataset) -> int:
@@ -255,11 +266,11 @@ def run_store(
         m.name: HybridSearcher(
             SearchConfig.model_validate(
                 {
-                    **dict(m.options),
-                    "min_score": 0.0,
+                    "min_score": SearchConfig().min_score if m.cut else 0.0,
                     "fusion": m.fusion,
                     "limit": limit,
                     "candidate_multiplier": multiplier(limit, candidates),
+                    **dict(m.options),
                 }
             )
         )
@@ -382,6 +393,8 @@ def run_dataset(
                 if folder.exists():
                     fresh_folder(folder).rmdir()
     values = {(r["store"], r["embedder"], r["mode"]): r.pop("per_query", None) for r in rows}
+    found = {key: v for key, v in values.items() if v is not None}
+    halves = [half(q.id) for g in dataset.groups for q in g.queries]
     return {
         "dataset": dataset.name,
         "kind": dataset.kind,
@@ -406,6 +419,11 @@ def run_dataset(
         },
         "rows": rows,
         # Each hybrid mode against the better single mode, per query (engram_bench.paired).
-        "paired": compare_modes(rows, {key: v for key, v in values.items() if v is not None}),
+        "paired": compare_modes(
+            rows,
+            {key: v[PAIRED_METRIC] for key, v in found.items()},
+            recall={key: v[PAIRED_RECALL] for key, v in found.items() if PAIRED_RECALL in v},
+            halves=halves,
+        ),
         "errors": errors,
     }

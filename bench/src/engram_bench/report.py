@@ -86,7 +86,8 @@ def _quality(results: dict[str, Any], images: dict[str, str]) -> list[str]:
     lines = ["", "## 1. Retrieval quality", ""]
     lines.append(
         "Same vectors in every store (one chunk per document/turn); `HybridSearcher` with "
-        "`min_score = 0`; keyword-only does not depend on the embedder (one row per store). "
+        "`min_score = 0`, except `hybrid-default`: the shipped defaults, its `min_score` cut "
+        "included; keyword-only does not depend on the embedder (one row per store). "
         "`numpy-exact` is brute-force cosine over the same vectors. Hybrid modes fuse "
         "at least max(depth, --candidates) candidates from each side. Latency: p50 over the first "
         f"{results['config']['quality_latency_queries']} queries, full search call."

@@ -255,12 +255,16 @@ def _top_z(scores: Sequence[float]) -> tuple[float, float]:
 
 
 def passes_min_score(hit: Hit, min_score: float) -> bool:
-    """Whether a weighted-fusion hit clears ``min_score``: its fused score or its cosine does.
+    """Whether a weighted-fusion hit clears ``min_score``: its fused score or its cosine does,
+    or the keyword side matched it.
 
-    The threshold means "relevant enough to show"; the fused score of a hit only the vector side
-    found is diluted by the missing keyword part, so judging it by the fused score alone dropped
-    hits that vector mode shows (``kitten`` → the cats note at cosine 0.44, fused 0.27)."""
-    if hit.score >= min_score:
+    The threshold means "relevant enough to show", and hybrid never hides what a single mode
+    shows: the fused score of a hit only the vector side found is diluted by the missing keyword
+    part, so judging it by the fused score alone dropped hits that vector mode shows (``kitten``
+    → the cats note at cosine 0.44, fused 0.27); and keyword mode shows every match (BM25 has no
+    fixed scale), so judging keyword matches by cosine dropped them (issue 39: Recall@100 0.747
+    against keyword search's 0.920 on a dialogue-memory set)."""
+    if hit.score >= min_score or hit.keyword_score is not None:
         return True
     return hit.vector_score is not None and hit.vector_score >= min_score
 

@@ -53,17 +53,25 @@ class Fused:
     def __len__(self) -> int:
         return len(self.keys)
 
-    def head(self, limit: int, min_score: float | None = None, *, or_cosine: bool = False) -> Fused:
+    def head(
+        self,
+        limit: int,
+        min_score: float | None = None,
+        *,
+        or_cosine: bool = False,
+        or_keyword: bool = False,
+    ) -> Fused:
         """The first ``limit`` entries scoring at least ``min_score`` (ranked order kept); with
-        ``or_cosine``, an entry whose cosine reaches it is kept too (``passes_min_score``)."""
-        fused, picked = self, self._kept(min_score, or_cosine)
+        ``or_cosine``, an entry whose cosine reaches it is kept too, and with ``or_keyword`` an
+        entry the keyword side matched (``passes_min_score``)."""
+        fused, picked = self, self._kept(min_score, or_cosine, or_keyword)
         if self._tied and len(picked):
             last = int(picked[min(limit, len(picked)) - 1])
             if _has_tie(self.scores[: last + 2]):  # a tie starts at or before ``last``
                 # Reordering within a run of equal scores keeps the run where it is, so the
                 # entries kept before the last one taken stay as many: one pass settles it.
                 fused = self.resolved(through=last)
-                picked = fused._kept(min_score, or_cosine)
+                picked = fused._kept(min_score, or_cosine, or_keyword)
         picked = picked[:limit]
         return Fused(
             _picked(fused, picked.tolist()),
@@ -110,13 +118,17 @@ class Fused:
             if chunk is not None
         ]
 
-    def _kept(self, min_score: float | None, or_cosine: bool) -> npt.NDArray[np.intp]:
+    def _kept(
+        self, min_score: float | None, or_cosine: bool, or_keyword: bool = False
+    ) -> npt.NDArray[np.intp]:
         picked = np.arange(len(self.keys))
         if min_score is None:
             return picked
         keep = self.scores >= min_score
         if or_cosine:
             keep |= self.vector_scores >= min_score  # NaN (no cosine) compares False
+        if or_keyword:
+            keep |= ~np.isnan(self.keyword_scores)  # NaN: the keyword side did not match it
         return picked[keep]
 
     def _with(self, order: list[int], *, tied: bool) -> Fused:

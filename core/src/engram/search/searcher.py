@@ -204,9 +204,11 @@ class HybridSearcher:
             cosines=lambda keys: source.key_scores(keys, vector),
             balance=opts.balance,
         )
-        # The fused score or the cosine clears min_score (passes_min_score): a hit only the
-        # vector side found is diluted by its missing keyword part, yet vector mode shows it.
-        kept = fused.head(limit, opts.min_score, or_cosine=True)
+        # Hybrid never drops what a single mode shows (passes_min_score): a hit passes when its
+        # fused score or its cosine clears min_score (a hit only the vector side found is
+        # diluted by its missing keyword part, yet vector mode shows it), or when the keyword
+        # side matched it (keyword mode shows every match: BM25 has no fixed scale to cut on).
+        kept = fused.head(limit, opts.min_score, or_cosine=True, or_keyword=True)
         return SearchResult(query=query, mode="hybrid", hits=_build(source, kept))
 
     def _cut(self, fused: Fused, limit: int) -> Fused:

