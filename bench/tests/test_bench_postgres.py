@@ -19,7 +19,13 @@ from engram_bench import serverspeed, synthetic
 from engram_bench.report import _speed
 from engram_bench.servers import servers_for
 from engram_bench.speed import identity, run_speed
-from engram_bench.stores import StoreSpec, folder_namespace, fresh_folder, select_stores
+from engram_bench.stores import (
+    StoreSpec,
+    folder_namespace,
+    fresh_folder,
+    release,
+    select_stores,
+)
 from engram_postgres import testing as pg_testing
 
 postgres_dsn = pg_testing.postgres_dsn  # the session server, a fixture
@@ -83,6 +89,32 @@ def test_two_folders_are_two_namespaces_on_one_server(
     finally:
         for store in stores:
             store.close()
+
+
+def test_release_empties_the_namespace_the_bench_made_up_and_keeps_a_users(
+    tmp_path: Path, registry: Registry, postgres_dsn: str
+) -> None:
+    spec = _spec(registry)
+    data = synthetic.corpus(30, dim=8)
+    folder = tmp_path / "made-up"
+    _fill(spec, folder, data)
+    name = folder_namespace(folder)
+    release(spec, folder)
+    assert not folder.exists()
+    mine = f"mine-{uuid.uuid4().hex[:8]}"
+    again = _spec(registry, namespace=name).build(tmp_path / "x")
+    try:
+        assert again.count() == 0 and again.get_identity() is None
+    finally:
+        again.close()
+    users = _spec(registry, namespace=mine)
+    _fill(users, tmp_path / "users", data)
+    release(users, tmp_path / "users")
+    kept = users.build(tmp_path / "y")
+    try:
+        assert kept.count() == 30
+    finally:
+        kept.close()
 
 
 def test_the_copy_floor_writes_every_row_and_drops_its_table(postgres_dsn: str) -> None:
@@ -198,6 +230,12 @@ def test_the_speed_run_reports_the_postgres_row(
     assert hnsw["chunks"] == 375 and hnsw["hnsw_threshold"] == 300
     assert hnsw["hnsw_index"] is True and hnsw["recall_at_10"] >= 0.9
     assert not any(tmp_path.iterdir())
+    with psycopg.connect(postgres_dsn) as conn:  # the run's namespaces are left empty
+        filled = conn.execute(
+            "SELECT count(*) FROM engram.namespaces WHERE identity IS NOT NULL AND "
+            "(name LIKE 'bench-speed-postgres-400-%' OR name LIKE 'bench-hnsw-postgres-375-%')"
+        ).fetchone()
+    assert filled == (0,)
     text = "\n".join(
         _speed({"config": {"batch_size": 100, "speed_queries": 6}, "speed": result}, {})
     )

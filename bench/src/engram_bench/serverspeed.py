@@ -38,7 +38,7 @@ from engram_bench.cliffs import WARMUP, K, exact_top_k
 from engram_bench.embedding import FixedEmbedder
 from engram_bench.servers import dsn
 from engram_bench.speed import IDENTITY_MODEL, IDENTITY_NAME, _latency, _recall, identity
-from engram_bench.stores import StoreSpec, fresh_folder
+from engram_bench.stores import StoreSpec, fresh_folder, release
 from engram_bench.timing import Stopwatch
 
 CLIENTS = (1, 4)
@@ -236,7 +236,7 @@ def hnsw_recall(
         vector_ms, answers = _latency(lambda v: store.vector_search(v, K), qvec)
     finally:
         store.close()
-        fresh_folder(folder).rmdir()
+        release(spec, folder)
     return {
         "chunks": n,
         "dimension": dim,

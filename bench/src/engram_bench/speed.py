@@ -34,7 +34,7 @@ from engram_bench import synthetic
 from engram_bench.cliffs import WARMUP, K, after_changes, in_turn, one_after_the_other, paired
 from engram_bench.cliffs import exact_top_k as exact_top_k  # its old home, still imported
 from engram_bench.embedding import FixedEmbedder
-from engram_bench.stores import StoreSpec, fresh_folder, maintain
+from engram_bench.stores import StoreSpec, fresh_folder, maintain, release
 from engram_bench.timing import (
     Stopwatch,
     folder_bytes,
@@ -377,7 +377,7 @@ def run_speed(
                 rows.append({"store": spec.name, "error": f"{type(exc).__name__}: {exc}"})
                 log(f"speed: {spec.name} failed: {type(exc).__name__}: {exc}")
             finally:
-                fresh_folder(folder).rmdir()
+                release(spec, folder)
         _add_ratios(baseline, rows)
         runs.append(
             {

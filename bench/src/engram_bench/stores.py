@@ -15,6 +15,7 @@ from __future__ import annotations
 import shutil
 import time
 import uuid
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,25 @@ def folder_namespace(folder: Path) -> str:
     name = f"bench-{folder.name}-{uuid.uuid4().hex[:12]}"
     marker.write_text(name, encoding="utf-8")
     return name
+
+
+def release(spec: StoreSpec, folder: Path) -> None:
+    """Empty the server namespace the bench made up for ``folder`` (a server outlives the run,
+    and a user's server should keep no benchmark rows), then remove the folder. A namespace
+    given with ``--store-option`` is the user's and is left as it is."""
+    if (folder / NAMESPACE_FILE).exists():
+        try:
+            store = spec.build(folder)
+            try:
+                store.reset()
+            finally:
+                store.close()
+        except Exception as exc:  # a cleanup must not hide the figures or the error before it
+            warnings.warn(
+                f"could not empty the benchmark's {spec.name} namespace: {exc}", stacklevel=2
+            )
+    if folder.exists():
+        fresh_folder(folder).rmdir()
 
 
 def fresh_folder(folder: Path) -> Path:
