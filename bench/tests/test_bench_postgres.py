@@ -244,3 +244,23 @@ def test_the_speed_run_reports_the_postgres_row(
     assert f"({ratios['ingest_share_of_copy_floor']:.3f})" in line
     assert f"HNSW recall (postgres): recall@10 **{hnsw['recall_at_10']:.3f}**" in text
     assert "at 375 chunks x 16 dims (threshold 300; HNSW index searched" in text
+
+
+def test_the_report_header_names_the_server_and_never_a_dsn() -> None:
+    from engram_bench.report import _header
+
+    results = {
+        "machine": {"cpu": "c", "cores": 2, "logical_cpus": 2, "memory_gib": 1, "platform": "p"}
+        | {"python": "3.11"},
+        "versions": {"libraries": {}, "plugins": {}, "sqlite_stdlib": "3"},
+        "date": "d",
+        "machine_slug": "m",
+        "command": "engram bench",
+        "duration_s": 60.0,
+        "config": {"quick": False},
+        "servers": {"postgres": "the PostgreSQL server named by $ENGRAM_POSTGRES_DSN"},
+    }
+    assert (
+        "- **Server of store postgres:** the PostgreSQL server named by $ENGRAM_POSTGRES_DSN"
+        in _header(results)
+    )

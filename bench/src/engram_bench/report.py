@@ -72,6 +72,8 @@ def _header(results: dict[str, Any]) -> list[str]:
         f"({'quick smoke configuration' if results['config']['quick'] else 'full configuration'})"
         + (f", engram at commit `{results['revision']}`" if results.get("revision") else ""),
     ]
+    for name, server in results.get("servers", {}).items():
+        lines.append(f"- **Server of store {name}:** {server}")
     for name, note in results.get("skipped_stores", {}).items():
         lines.append(f"- **Store {name} skipped:** {note}")
     for note in results.get("notes", []):
