@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import threading
 import uuid
 from collections.abc import Callable
@@ -264,3 +267,37 @@ def test_the_report_header_names_the_server_and_never_a_dsn() -> None:
         "- **Server of store postgres:** the PostgreSQL server named by $ENGRAM_POSTGRES_DSN"
         in _header(results)
     )
+
+
+STOPPED_BY_SIGTERM = """
+import sys, time
+from engram_bench.servers import private_postgres
+
+with private_postgres("ENGRAM_BENCH_SIGTERM_DSN") as dsn:
+    print(dsn, flush=True)
+    while True:
+        time.sleep(0.1)
+"""
+
+
+def test_a_run_ended_with_sigterm_stops_its_private_server() -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", STOPPED_BY_SIGTERM],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        dsn = child.stdout.readline().strip()  # the server is up once the DSN is printed
+        assert dsn, child.stderr.read() if child.stderr else ""
+        with psycopg.connect(dsn) as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(timeout=120) == 128 + signal.SIGTERM
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    with pytest.raises(psycopg.OperationalError):
+        psycopg.connect(dsn, connect_timeout=5).close()

