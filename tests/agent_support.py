@@ -88,3 +88,18 @@ def nested_private(secret: str, depth: int, after_inner: bool, shout: bool) -> s
     for _ in range(depth):
         span = f"{open_tag}x {span} y{close_tag}"
     return span
+
+
+def capture_finished(project: Path, event: str = "session-start", timeout: float = 600) -> None:
+    """Wait until the detached capture a hook of ``event`` started has ended its round: its
+    log names the event (a round's result, or that another capture took it over) and no
+    capture holds the project's pid file. What a test checks after a hook is then what every
+    process the hook started did, not what the capture had not yet done."""
+    folder = project / ".engram"
+
+    def ended() -> bool:
+        log = folder / "capture.log"
+        said = log.exists() and f"{event}:" in log.read_text(encoding="utf-8", errors="replace")
+        return said and not (folder / "capture.pid").exists()
+
+    wait_until(ended, timeout, f"the detached capture of {event} to finish")

@@ -18,8 +18,10 @@ SECTIONS = {"machine", "versions", "config", "quality", "peers", "speed", "pipel
 
 
 def test_quick_bench_covers_every_installed_store(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
 ) -> None:
+    if "postgres" in build_registry(get_plugin_manager()).names("store"):
+        request.getfixturevalue("postgres_dsn")  # a real server for the Postgres store's run
     data = write_samples(tmp_path / "data")
     out = tmp_path / "results"
     code = main(

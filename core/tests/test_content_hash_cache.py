@@ -4,6 +4,7 @@ a hand edit, a status change or a damaged cache must give the answer a fresh par
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -54,19 +55,37 @@ def test_a_cached_lookup_finds_the_same_text_and_reads_no_unchanged_file(
     assert same_text(folder, "fact", content_hash(FACTS[2])) == tmp_path / stored[2].path
     assert (folder / SIDE_FOLDER / CACHE_NAME).is_file()
 
-    # Rewrite one file to other words of the same length and put its stat back: an answer
-    # from the cache still names it for its old wording, so no unchanged file was read.
+    # Make the cache say other words for one file whose stat it still has: its answer follows
+    # the cache, so no unchanged file was read.
     path = tmp_path / stored[1].path
+    cache = folder / SIDE_FOLDER / CACHE_NAME
+    data = json.loads(cache.read_text())
+    data["files"][str(path)][1] = ["fact", content_hash("Other words.")]
+    cache.write_text(json.dumps(data))
+    assert same_text(folder, "fact", content_hash("other words")) == path
+    missing = same_text(folder, "fact", content_hash(FACTS[1]))
+    other_type = same_text(folder, "decision", content_hash("Other words."))
+    assert missing is None and other_type is None
+    assert fresh_answer(folder, "fact", FACTS[1]) == path  # a fresh parse reads the file
+
+
+def test_a_same_size_edit_with_its_mtime_put_back_is_read_and_never_merged_into(
+    open_memory: MemoryFactory, tmp_path: Path
+) -> None:
+    """Issue 39, point 6: the cache's stamp has the ctime, which ``utime`` cannot put back, so
+    an exact duplicate of a memory's old wording is not merged into the edited file."""
+    memory, stored, folder = remembered(open_memory, tmp_path)
+    path = tmp_path / stored[1].path
+    assert same_text(folder, "fact", content_hash(FACTS[1])) == path  # cached, stat and all
     st = path.stat()
     path.write_text(path.read_text().replace("listens on", "answers at"))
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert path.stat().st_size == st.st_size
-    found = same_text(folder, "fact", content_hash("service S1 listens on port 8001"))
-    missing = same_text(folder, "fact", content_hash("Nothing like it."))
-    other_type = same_text(folder, "decision", content_hash(FACTS[1]))
-    assert found == path
-    assert missing is None and other_type is None
-    assert fresh_answer(folder, "fact", FACTS[1]) is None  # a fresh parse reads the new words
+    assert (path.stat().st_size, path.stat().st_ino) == (st.st_size, st.st_ino)
+    assert same_text(folder, "fact", content_hash(FACTS[1])) is None
+    assert same_text(folder, "fact", content_hash("Service s1 answers at port 8001.")) == path
+    again = memory.remember(FACTS[1], type="fact")
+    assert again.path != stored[1].path  # a memory of its own, not merged into the edit
+    assert "answers at" in path.read_text() and FACTS[1] in (tmp_path / again.path).read_text()
 
 
 def test_a_hand_edit_a_supersede_and_a_damaged_cache_are_seen(

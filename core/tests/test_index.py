@@ -226,11 +226,17 @@ def test_a_file_whose_stat_is_unchanged_is_not_read(
     _age(list((vault / "n").iterdir()), 60)
     memory = open_memory()
     memory.index([vault])
-    # Same size, same mtime, same inode: the record's stat says unchanged, so the file is not
-    # read (a tool that hides its edits this way is not seen, as with make or git).
-    _same_size_edit(vault / "n" / "0.md", "Xylo", keep_mtime=True)
+    # Same size, mtime, inode and ctime: the record's stat says unchanged, so the file is not
+    # read: a record whose content hash no longer matches it is still taken as current.
+    record = memory.store.list_documents()["vault/n/0.md"]
+    memory.store.put_document(record.model_copy(update={"hash": "0" * 64}))
     again = memory.index([vault])
     assert (again.changed, again.unchanged) == (0, 5)
+    # A same-size edit with its mtime put back moved the ctime (``utime`` cannot set it): read.
+    _same_size_edit(vault / "n" / "0.md", "Xylo", keep_mtime=True)
+    hidden = memory.index([vault])
+    assert (hidden.changed, hidden.unchanged) == (1, 4)
+    assert memory.store.keyword_search("Xylo", 5)
     # Any stat change falls back to the content hash: a real edit is indexed...
     _same_size_edit(vault / "n" / "1.md", "Yarn", keep_mtime=False)
     edited = memory.index([vault])

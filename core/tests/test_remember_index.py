@@ -93,7 +93,7 @@ def test_after_every_write_path_a_reindex_is_a_no_op_and_a_rebuild_agrees(
         path = tmp_path / doc_id
         st = os.stat(path)
         assert record["hash"] == hashlib.sha256(path.read_bytes()).hexdigest(), doc_id
-        assert record["stat"] == [st.st_size, st.st_mtime_ns, st.st_ino], doc_id
+        assert record["stat"] == [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns], doc_id
         assert record["path"] == path.resolve().as_posix() and record["source"] == "memory"
 
     before_chunks, before_records, embedded = chunks(memory), records(memory), len(seen.seen)

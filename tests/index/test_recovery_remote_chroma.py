@@ -24,7 +24,7 @@ import httpx
 import pytest
 from chromadb.api import ClientAPI
 
-from agent_support import wait_until
+from agent_support import capture_finished, wait_until
 from support import note, write_vault
 
 ENGRAM = Path(sys.executable).parent / "engram"
@@ -166,6 +166,7 @@ def test_a_damaged_collection_is_named_left_alone_and_rebuilt_on_request(
     # The session-start block lists memories from the markdown without reading a chunk.
     assert hook.returncode == 0 and "Tuesdays" in hook.stdout, hook.stderr
     assert "Traceback" not in hook.stderr
+    capture_finished(root)  # the detached capture the hook started wrote nothing either
     assert contents(client, collection) == before, "nothing on the server was changed"
     assert {p: p.read_bytes() for p in root.rglob("*.md")} == markdown
 

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from moto.moto_server.werkzeug_app import MotoRequestHandler, create_backend_app
 from werkzeug.serving import make_server
 
-from agent_support import wait_until
+from agent_support import capture_finished, wait_until
 from engram.config import load_config
 from engram.memory import Memory
 from engram.tools import Toolbox
@@ -171,6 +171,10 @@ def test_a_damaged_table_on_s3_is_named_left_alone_and_rebuilt_on_request(
     one_damage_line(engram(root, "index"), bucket.prefix, table)
     hook = engram(root, "hooks", "run", "session-start", "--host", "claude-code")
     assert hook.returncode == 0, hook.stderr
+    # The hook started a detached capture (catch-up, then the session's): checked once it
+    # ended, it too wrote nothing to the store just called damaged.
+    capture_finished(root)
+    assert "damaged" in (root / ".engram" / "capture.log").read_text(encoding="utf-8")
     if table == "engram_chunks":
         # The session-start block lists memories without reading a chunk: it still comes.
         assert "Tuesdays" in hook.stdout and hook.stderr.strip() == "", hook.stderr

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -98,15 +100,60 @@ def test_a_touched_file_is_hashed_once_not_embedded_and_then_trusted_again(
         path.stat().st_size,
         path.stat().st_mtime_ns,
         path.stat().st_ino,
+        path.stat().st_ctime_ns,
     ]
     # The record learnt the new stat: the next run proves the file unchanged without reading
-    # it, so even a same-size same-mtime edit (which only a read could see) goes unseen.
+    # it (no ctime moved), but a same-size edit whose mtime was put back moved the ctime.
+    assert _indexed(memory, vault) == (0, 0, 4, 0, 0)
     text = path.read_text(encoding="utf-8")
     mtime = path.stat().st_mtime_ns
     with open(path, "r+", encoding="utf-8") as handle:
         handle.write(text.replace("This", "Wxyz", 1))
     _keep_mtime(path, mtime)
-    assert _indexed(memory, vault) == (0, 0, 4, 0, 0)
+    new, changed, unchanged, _, _ = _indexed(memory, vault)
+    assert (new, changed, unchanged) == (0, 1, 3)
+
+
+def _same_size_edit(path: Path, how: str) -> None:
+    """Rewrite ``path`` in place (same inode, same size, "alpha" becomes "gamma") with its mtime
+    put back: by ``os.utime`` (``touch -r``), or by ``shutil.copy2`` of an edited copy dated
+    like the original (``cp -p`` onto the file, as some sync tools write)."""
+    st_ = path.stat()
+    edited = path.read_text(encoding="utf-8").replace("alpha", "gamma")
+    if how == "utime":
+        with open(path, "r+", encoding="utf-8") as handle:
+            handle.write(edited)
+        _keep_mtime(path, st_.st_mtime_ns)
+    else:
+        spare = path.with_name("spare.txt")
+        spare.write_text(edited, encoding="utf-8")
+        os.utime(spare, ns=(st_.st_atime_ns, st_.st_mtime_ns))
+        shutil.copy2(spare, path)
+        spare.unlink()
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (
+        st_.st_size,
+        st_.st_mtime_ns,
+        st_.st_ino,
+    )
+
+
+@pytest.mark.parametrize("how", ["utime", "copy2"])
+@pytest.mark.parametrize("store", STORES)
+def test_a_same_size_edit_with_its_mtime_put_back_is_indexed_again(
+    tmp_path: Path, open_memory: MemoryFactory, store: str, how: str
+) -> None:
+    """Issue 39, point 6: the stamp's ctime, which ``utime`` cannot set back, sees the edit."""
+    vault = write_vault(tmp_path / "vault", {"n/a.md": "# Notes\n\nThe alpha release ships.\n"})
+    _age(vault / "n" / "a.md")
+    memory = open_memory(store=store)
+    memory.index([vault])
+    assert _indexed(memory, vault) == (0, 0, 1, 0, 0)  # trusted: not read again
+    _same_size_edit(vault / "n" / "a.md", how)
+    new, changed, unchanged, _, _ = _indexed(memory, vault)
+    assert (new, changed, unchanged) == (0, 1, 0)
+    assert memory.store.keyword_search("gamma", 5)
+    assert not memory.store.keyword_search("alpha", 5)
 
 
 @pytest.mark.parametrize("store", STORES)
@@ -146,7 +193,12 @@ def test_what_remember_wrote_and_indexed_is_left_alone_by_the_next_index(
         path = tmp_path / doc_id
         assert record.hash == hashlib.sha256(path.read_bytes()).hexdigest()
         st_ = path.stat()
-        assert record.metadata["stat"] == [st_.st_size, st_.st_mtime_ns, st_.st_ino]
+        assert record.metadata["stat"] == [
+            st_.st_size,
+            st_.st_mtime_ns,
+            st_.st_ino,
+            st_.st_ctime_ns,
+        ]
     report = memory.index()
     assert (report.new, report.changed, report.unchanged) == (0, 0, 3)
     assert (report.texts_embedded, report.chunks_written, report.chunks_deleted) == (0, 0, 0)
@@ -269,3 +321,40 @@ def test_after_any_edits_the_store_holds_exactly_the_files_at_their_content(
         assert {i: d.hash for i, d in records.items() if i.startswith(mine)} == on_disk
         chunks = {c.document_id for batch in memory.store.iter_chunks() for c in batch}
         assert {i for i in chunks if i.startswith(mine)} == set(on_disk)
+
+
+def test_a_record_indexed_before_the_ctime_is_hashed_once_and_never_trusted(
+    tmp_path: Path, open_memory: MemoryFactory
+) -> None:
+    """A SQLite index of an engram that kept (size, mtime_ns, inode): migration 6 leaves its
+    records unvouched, so a same-size edit with the mtime put back (which the old stamp took as
+    unchanged) is indexed, every other file hashed once, then all trusted with their ctime."""
+    vault = write_vault(
+        tmp_path / "vault",
+        {"n/a.md": "# Notes\n\nThe alpha release ships.\n", "n/b.md": note(1)},
+    )
+    for path in (vault / "n").iterdir():
+        _age(path)
+    with Memory.open(open_memory(store="sqlite").config) as first:
+        first.index([vault])
+    index = tmp_path / ".engram" / "index.sqlite"
+    with sqlite3.connect(index) as conn:  # as the engram before the ctime wrote it
+        conn.execute("UPDATE documents SET metadata = json_remove(metadata, '$.stat[3]')")
+        conn.execute("ALTER TABLE documents DROP COLUMN ctime_ns")
+        conn.execute("PRAGMA user_version = 5")
+    conn.close()
+    _same_size_edit(vault / "n" / "a.md", "utime")
+    memory = open_memory(store="sqlite")
+    new, changed, unchanged, _, _ = _indexed(memory, vault)
+    assert (new, changed, unchanged) == (0, 1, 1)
+    assert memory.store.keyword_search("gamma", 5)
+    assert not memory.store.keyword_search("alpha", 5)
+    for doc_id, record in memory.store.list_documents().items():
+        st_ = (tmp_path / doc_id).stat()
+        assert record.metadata["stat"] == [
+            st_.st_size,
+            st_.st_mtime_ns,
+            st_.st_ino,
+            st_.st_ctime_ns,
+        ]
+    assert _indexed(memory, vault) == (0, 0, 2, 0, 0)

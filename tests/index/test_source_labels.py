@@ -100,6 +100,7 @@ def as_written_before_the_vault_label(root: Path, backend: str) -> None:
             for change in ("insert", "update", "delete"):  # migration 5's
                 conn.execute(f"DROP TRIGGER documents_token_{change}")
             conn.execute("DELETE FROM meta WHERE key = 'documents_token'")
+            conn.execute("ALTER TABLE documents DROP COLUMN ctime_ns")  # migration 6's
             for column in ("source", "path", "size", "mtime_ns", "inode", "indexed_at"):
                 conn.execute(f"ALTER TABLE documents DROP COLUMN {column}")  # migration 4's
             conn.execute("PRAGMA user_version = 2")

@@ -1,14 +1,18 @@
 """A write killed at any point (kill -9, through the real CLI in a fresh process) or four
 writers at once never lose a stored text nor leave two live heads of one fact: the newer
 memory's ``supersedes`` is the truth, and ``engram index`` / ``engram rebuild`` repair the older
-file from it; the per-folder write lock keeps concurrent writers from forking a chain."""
+file from it; the next write finishes an interrupted one before it plans (so it never supersedes
+what a newer memory, written but not indexed, already did); a fork left by an older engram is
+made a line again; the per-folder write lock keeps concurrent writers from forking a chain."""
 
 from __future__ import annotations
 
 import os
+import random
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -18,12 +22,14 @@ import pytest
 
 from engram.chunking import read_frontmatter
 from engram.lifecycle.crash import CRASH_ENV
+from engram.lifecycle.pending import mark_path
 from engram.lifecycle.revisions import revisions_of
 from engram.memory_files import memory_files, wording_of
 from support import cli_json
 
 OLD = "The API listens on port 8001."
 NEW = "The API listens on port 8002."
+THIRD = "The API listens on port 8003."
 # Every named point of a supersede, in the order the write reaches them.
 POINTS = ["after-plan", "after-new-file", "after-index-new", "after-mark-old", "after-index-old"]
 
@@ -175,3 +181,103 @@ def test_a_restore_killed_at_any_point_leaves_one_consistent_state(
     if point == "restore-after-superseder":
         ok("restore", old["id"])  # running it again finishes the job
     assert {m["id"] for m in live(project)} == {new["id"], old["id"]}
+
+
+def assert_one_line(project: Path, head_wording: str) -> None:
+    """One live head (with ``head_wording``), no memory superseded twice, and every superseded
+    memory's ``superseded_by`` the one memory naming it."""
+    heads = live(project)
+    assert [m["wording"] for m in heads] == [head_wording], heads
+    assert_no_fork(project)
+    memories = on_disk(project)
+    naming = {old: m["id"] for m in memories for old in m.get("supersedes") or []}
+    for m in memories:
+        if m["id"] != heads[0]["id"]:
+            assert m["status"] == "superseded" and m["superseded_by"] == naming[m["id"]], m
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_the_next_write_finishes_a_write_killed_at_any_point_before_it_plans(
+    project: Path, ok: Callable[..., Any], point: str
+) -> None:
+    ok("remember", OLD, "--type", "project-config")
+    crashed = engram(project, "remember", NEW, "--type", "project-config", **{CRASH_ENV: point})
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    assert mark_path(project / "memory").exists()  # the unfinished write is on record
+    third = ok("remember", THIRD, "--type", "project-config")  # no `engram index` between
+    assert not mark_path(project / "memory").exists()
+    assert_one_line(project, THIRD)
+    # It superseded the head the files show, not the memory the newer one already did.
+    heads = {m["wording"]: m for m in on_disk(project)}
+    before = OLD if point == "after-plan" else NEW
+    assert third["superseded"] == [heads[before]["id"]]
+    assert all_wordings(project) == ({OLD, THIRD} if point == "after-plan" else {OLD, NEW, THIRD})
+    assert searched(ok, "API listens port") == {THIRD}
+    fresh(project, "index")
+    assert_one_line(project, THIRD)
+    ok("rebuild")
+    assert_one_line(project, THIRD)
+    assert searched(ok, "API listens port") == {THIRD}
+
+
+def test_index_makes_a_fork_left_by_an_older_engram_one_line_the_newer_head_winning(
+    project: Path, ok: Callable[..., Any]
+) -> None:
+    """The state of issue 39: 8001, a killed 8002, then 8003 written by an engram that did not
+    finish interrupted writes (the mark removed): both name 8001, both live."""
+    first = ok("remember", OLD, "--type", "project-config")
+    crashed = engram(
+        project, "remember", NEW, "--type", "project-config", **{CRASH_ENV: "after-new-file"}
+    )
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    mark_path(project / "memory").unlink()
+    ok("remember", THIRD, "--type", "project-config")
+    forked = Counter(s for m in on_disk(project) for s in m.get("supersedes") or [])
+    assert forked[first["id"]] == 2 and len(live(project)) == 2  # the fork, as reported
+    fresh(project, "index")
+    assert_one_line(project, THIRD)
+    memories = {m["wording"]: m for m in on_disk(project)}
+    assert memories[NEW]["supersedes"] == [first["id"]]  # the older head keeps its place
+    assert memories[THIRD]["supersedes"] == [memories[NEW]["id"]]
+    assert memories[OLD]["superseded_by"] == memories[NEW]["id"]
+    assert all_wordings(project) == {OLD, NEW, THIRD}  # nothing deleted
+    assert searched(ok, "API listens port") == {THIRD}
+    history = ok("history", first["id"])
+    assert {e["wording"] for e in history["entries"]} == {OLD, NEW, THIRD}
+    ok("rebuild")
+    assert_one_line(project, THIRD)
+    assert searched(ok, "API listens port") == {THIRD}
+
+
+def test_remember_killed_at_random_moments_never_leaves_two_live_heads(
+    project: Path, ok: Callable[..., Any]
+) -> None:
+    """Real kill -9s of `engram remember` at random moments (a seeded draw, printed on failure),
+    each followed by a write that completes: one live head, no fork, after each of them."""
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    ok("remember", "The API listens on port 9000.", "--type", "project-config")
+    done = {"The API listens on port 9000."}
+    for round_ in range(6):
+        text = f"The API listens on port {9001 + 2 * round_}."
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "engram", "remember", text, "--type", "project-config"],
+            cwd=project,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(rng.uniform(0.3, 4.0))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=300)
+        if proc.returncode == 0:
+            done.add(text)
+        after = f"The API listens on port {9002 + 2 * round_}."
+        ok("remember", after, "--type", "project-config")
+        done.add(after)
+        assert done <= all_wordings(project), f"seed {seed}"
+        heads = live(project)
+        assert [m["wording"] for m in heads] == [after], f"seed {seed}: {heads}"
+        assert_no_fork(project)
+    fresh(project, "index")
+    assert_one_line(project, after)
+    assert searched(ok, "API listens port") == {after}

@@ -323,3 +323,47 @@ def test_nul_and_the_escape_character_round_trip_everywhere(
     store.delete_documents(["doc\x00\x01\x00"])
     store.prune_document("doc\x01", keep=[])
     assert sorted(c.id for b in store.iter_chunks() for c in b) == ["a\x00b", "plain"]
+
+
+WRITER = """
+import sys
+from engram.models import Document
+from engram.testing.data import IDENTITY, chunk
+from engram_postgres import PostgresOptions, PostgresStore
+
+namespace, me = sys.argv[1], int(sys.argv[2])
+store = PostgresStore(PostgresOptions(namespace=namespace))
+store.set_identity(IDENTITY)
+for round in range(40):
+    # Overlapping ids in opposite orders: rows are locked sorted, so no deadlock.
+    ids = range(30) if me % 2 else reversed(range(30))
+    batch = [chunk(i, text=f"round {round} writer {me}") for i in ids]
+    store.upsert(batch)
+    store.replace_document(Document(id=f"doc-{me}", hash=str(round)),
+                           [chunk(100 + me, document_id=f"doc-{me}")])
+    store.delete([f"chunk-{round % 30}"])
+store.close()
+print("ok")
+"""
+
+
+def test_processes_writing_the_same_chunks_at_once_neither_fail_nor_duplicate(
+    open_store: Callable[..., PostgresStore], postgres_options: PostgresOptions
+) -> None:
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, postgres_options.namespace, str(me)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for me in range(4)
+    ]
+    outputs = [w.communicate(timeout=600) for w in writers]
+    assert [w.returncode for w in writers] == [0, 0, 0, 0], outputs
+    store = open_store()
+    every = [c.id for b in store.iter_chunks() for c in b]
+    assert len(every) == len(set(every)) == store.count()
+    assert {f"chunk-{100 + me}" for me in range(4)} <= set(every)
+    assert set(store.list_documents()) == {f"doc-{me}" for me in range(4)}
+    assert all(d.hash == "39" for d in store.list_documents().values())

@@ -459,7 +459,7 @@ def test_stamps_of_many_roots_need_no_bound_variable_a_root(store: SQLiteStore) 
         meta = {
             "source": "memory",
             "path": f"/c/{i}.md",
-            "stat": [i, mtime, i],
+            "stat": [i, mtime, i, mtime],
             "indexed_at": mtime / 1e9 + 10,
         }
         store.put_document(Document(id=f"c/{i}.md", hash="h", metadata=meta))
@@ -469,7 +469,7 @@ def test_stamps_of_many_roots_need_no_bound_variable_a_root(store: SQLiteStore) 
     roots = [f"/c/{i}.md" for i in range(0, 40, 2)] + [f"/none/{i}" for i in range(20_000)]
     docs = store.list_documents()
     want = {i: bulk_stamp(d, 2.0) for i, d in docs.items() if selected(d, ["memory"], roots)}
-    assert len(want) == 20 and want["c/0.md"] == (0, mtime, 0, "memory", "c/0.md")
+    assert len(want) == 20 and want["c/0.md"] == (0, mtime, 0, mtime, "memory", "c/0.md")
     assert store.document_stamps(["memory", "vault"], roots, 2.0) == want
     assert store.document_stamps(["memory"], roots[:3], 2.0) == {
         i: want[i] for i in ("c/0.md", "c/2.md", "c/4.md")

@@ -28,7 +28,7 @@ def record(i: int, size: int, source: str = "vault", root: str = "/v") -> Docume
     meta = {
         "source": source,
         "path": f"{root}/{i}.md",
-        "stat": [size, MTIME, 1000 + i],
+        "stat": [size, MTIME, 1000 + i, MTIME],
         "indexed_at": MTIME / 1e9 + 10,
     }
     return Document(id=f"n/{i}.md", hash="h", metadata=meta)

@@ -49,11 +49,13 @@ class StoreSpec:
         return f"{self.entry.distribution or self.entry.plugin} {self.entry.version or ''}".strip()
 
     def options_for(self, folder: Path) -> dict[str, Any]:
-        """The raw options of a store whose data lives under ``folder``."""
+        """The raw options of a store whose data lives under ``folder``; a server store with
+        namespaces (PostgreSQL) gets a fresh one, so a run never meets another's index."""
         raw = dict(self.raw_options)
-        if PATH_FIELD in self.entry.options.model_fields and PATH_FIELD not in raw:
+        fields = self.entry.options.model_fields
+        if PATH_FIELD in fields and PATH_FIELD not in raw:
             raw[PATH_FIELD] = folder / "data"
-        if NAMESPACE_FIELD in self.entry.options.model_fields and NAMESPACE_FIELD not in raw:
+        if NAMESPACE_FIELD in fields and NAMESPACE_FIELD not in raw:
             raw[NAMESPACE_FIELD] = folder_namespace(folder)
         return raw
 

@@ -10,8 +10,10 @@ path and the file, and say how to fix it.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -235,6 +237,13 @@ class SessionsConfig(_Section):
     claude_dir: Path | None = None
 
 
+class OriginConfig(_Section):
+    """This vault on a store that many machines share (``engram.origins``): its id is kept in
+    ``.engram/origin.json``; ``name`` is what teammates see (default ``<host>:<folder>``)."""
+
+    name: str | None = Field(default=None, max_length=120)
+
+
 class RecallConfig(_Section):
     """The context block an agent gets at session start."""
 
@@ -268,6 +277,7 @@ class EngramConfig(BaseSettings):
     recall: RecallConfig = Field(default_factory=RecallConfig)
     lifecycle: LifecycleConfig = Field(default_factory=LifecycleConfig)
     capture: CaptureConfig = Field(default_factory=CaptureConfig)
+    origin: OriginConfig = Field(default_factory=OriginConfig)
 
     def resolve(self, path: Path | str) -> Path:
         """A configured path made absolute against the project root."""
@@ -290,6 +300,7 @@ def load_config(
     for f in files:
         _check_toml(f)
     root = project.parent if project else (start or Path.cwd()).resolve()
+    _check_env_sections(os.environ)
     try:
         env = EnvSettingsSource(EngramConfig)()
     except SettingsError as exc:
@@ -310,6 +321,23 @@ def load_config(
         raise ConfigError(_explain(exc, files)) from None
     config._files = files
     return config
+
+
+def _check_env_sections(environ: Mapping[str, str]) -> None:
+    """Refuse an ``ENGRAM_<SECTION>__<KEY>`` whose section does not exist: pydantic-settings
+    reads only the sections it knows and would drop it silently (a misspelt ``ENGRAM_SERCH__``
+    would do nothing). An unknown key of a known section is refused by validation."""
+    sections = [name for name in EngramConfig.model_fields if name != "root"]
+    for name in environ:
+        upper = name.upper()
+        if not upper.startswith("ENGRAM_") or "__" not in upper:
+            continue
+        section = upper[len("ENGRAM_") :].split("__", 1)[0].lower()
+        if section not in sections:
+            raise ConfigError(
+                f"{name} names no section of the configuration ({section!r}); the sections are "
+                f"{', '.join(sections)} (ENGRAM_<SECTION>__<KEY>, see docs/configuration.md)"
+            )
 
 
 _PLUGIN_KEYS = {"store": "backend", "embedder": "provider", "extractor": "provider"}

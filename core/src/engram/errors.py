@@ -92,6 +92,13 @@ class IndexDamaged(StoreError):
         self.files = files
 
 
+class IndexMoved(StoreError):
+    """The index file this process opened was replaced or removed under it (another process
+    moved a damaged one aside and rebuilt it, or a user deleted it): the open handle must not be
+    read or written any more. A long-lived process reopens the index (``engram.keeper``); the
+    markdown files are the truth, so nothing is lost."""
+
+
 REBUILD_COST = (
     "every note is embedded again: minutes for a large vault with a local embedder, API calls "
     "with a paid one"

@@ -30,8 +30,14 @@ def excerpt_of(label: str, target: Path, lines: tuple[int, int] | None) -> Excer
     """Lines ``lines`` (1-based, inclusive; all when None) of the file ``target``."""
     if not target.is_file():
         raise UnsafePath(f"{label} is not a file in the vault; use a path from search results")
+    return text_excerpt(label, target.read_text(encoding="utf-8", errors="replace"), lines)
+
+
+def text_excerpt(label: str, text: str, lines: tuple[int, int] | None) -> Excerpt:
+    """Lines ``lines`` of ``text`` (a file's, or another machine's document as a shared store
+    keeps it)."""
     # Private spans are blanked (line breaks kept) so no line range can reveal them.
-    all_lines = strip_private(target.read_text(encoding="utf-8", errors="replace")).splitlines()
+    all_lines = strip_private(text).splitlines()
     start, end = lines or (1, max(len(all_lines), 1))
     if start < 1 or end < start:
         raise ConfigError(

@@ -41,6 +41,7 @@ from engram.lifecycle.memory_io import (
     update_frontmatter,
 )
 from engram.lifecycle.merge import merge
+from engram.lifecycle.pending import add_healed, finishing
 from engram.memory_files import (
     MEMORY_ID,
     check_path_syntax,
@@ -49,6 +50,7 @@ from engram.memory_files import (
     info_from,
     memory_files,
     new_memory_id,
+    present,
     read_info,
     render,
     slugify,
@@ -59,6 +61,7 @@ from engram.memory_types import NAMES, ages
 from engram.models import ExtractedMemory, MemoryInfo, MemoryType, StoredMemory
 from engram.redact import strip_private
 from engram.scopes import SCOPES, MemoryFolder, Scope, check_writable, folder_of, writable_folder
+from engram.unicode_text import require_unicode
 from engram.writer import Writer
 
 MEMORY_TYPES: tuple[str, ...] = NAMES
@@ -103,6 +106,14 @@ def remember(
         raise InvalidMemory(f"unknown scope {scope!r}; use one of {', '.join(SCOPES)}")
     if not 0 <= importance <= 10:
         raise InvalidMemory(f"importance must be between 0 and 10, got {importance}")
+    for what, given in (
+        ("the memory", content),
+        ("the title", title or ""),
+        ("the source", source),
+    ):
+        require_unicode(given, what, InvalidMemory)
+    for tag in tags:
+        require_unicode(tag, f"the tag {tag.encode('utf-8', 'replace').decode()!r}", InvalidMemory)
     text = strip_private(content).strip()
     if not text:
         raise InvalidMemory(
@@ -132,11 +143,12 @@ def remember(
         "importance": importance,
         HASH_KEY: content_hash(text),
     }
-    with write_lock(folder.path):
+    with write_lock(folder.path), finishing(writer, folder) as healed:
         same = same_text(folder.path, type, frontmatter[HASH_KEY])
         if same is not None:  # the same text: merged before (and without) the embedder
             stored, merged = merge(writer, document_id_for(same, writer.config.root), new, created)
             _add_index(stored, index_documents(writer, written={stored.path: Written(merged)}))
+            add_healed(stored, healed)
             return stored
         # Cut once: the plan compares the first window, the index reuses the cut (and vector).
         markdown = render(frontmatter, new.title or "", text)
@@ -146,6 +158,7 @@ def remember(
         stored = _write(writer, plan, new, frontmatter, target_dir, stem, created, cut)
         if ages(type):
             stored.warnings.extend(age(writer, now=created, folders=[folder]).warnings)
+        add_healed(stored, healed)
     return stored
 
 
@@ -401,8 +414,7 @@ def all_memories(writer: Writer) -> list[MemoryInfo]:
     out = []
     for folder in writer.folders:
         counts = writer.access.read(folder)
-        for path in memory_files(folder.path):
-            info = read_info(path, writer.config.root)
+        for _path, info in present(memory_files(folder.path), writer.config.root):
             update: dict[str, Any] = {"scope": folder.scope}
             seen = counts.get(info.id or "")
             if seen is not None:
@@ -413,16 +425,11 @@ def all_memories(writer: Writer) -> list[MemoryInfo]:
 
 
 def _as_bound(value: date | datetime | str | None, name: str) -> datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        parsed = parse_iso(value)
-        if parsed is None:
-            raise InvalidMemory(
-                f"{name}={value!r} is not a date; use an ISO date such as 2025-01-31"
-            )
-        return parsed
-    return to_utc(value)
+    if value is None or not isinstance(value, str):
+        return None if value is None else to_utc(value)
+    if (parsed := parse_iso(value)) is None:
+        raise InvalidMemory(f"{name}={value!r} is not a date; use an ISO date such as 2025-01-31")
+    return parsed
 
 
 # --------------------------------------------------------------------------- finding, forgetting
@@ -437,8 +444,8 @@ def find(writer: Writer, id_or_path: str) -> list[Path]:
         matches = [
             p
             for root in roots
-            for p in memory_files(root)
-            if read_info(p, writer.config.root).id == id_or_path
+            for p, info in present(memory_files(root), writer.config.root)
+            if info.id == id_or_path
         ]
         if not matches:
             raise MemoryNotFound(
@@ -475,8 +482,14 @@ def forget(writer: Writer, id_or_path: str) -> list[str]:
         doc_id = document_id_for(path, writer.config.root)
         folder = folder_of(writer.folders, path.resolve())
         with write_lock(folder.path if folder else path.parent):
-            info = read_info(path, writer.config.root)
-            path.unlink()
+            try:
+                info = read_info(path, writer.config.root)
+                path.unlink()
+            except FileNotFoundError:  # another engram forgot it first: the wish came true
+                raise MemoryNotFound(
+                    f"{id_or_path} was just forgotten by another engram process; nothing left "
+                    "to forget"
+                ) from None
             writer.store.delete_documents([doc_id])
         if info.id:
             writer.access.forget(path, [info.id])

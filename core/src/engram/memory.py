@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from engram import memories, recovery, stats
+from engram import damage_mark, memories, recovery, stats
 from engram import prune as pruning
 from engram import recall as recalling
 from engram.access import AccessCounter
@@ -20,8 +20,8 @@ from engram.chunking import Chunker
 from engram.closing import ClosingStore
 from engram.collections import Collection
 from engram.config import EngramConfig, load_config
-from engram.errors import IndexDamaged
-from engram.excerpts import excerpt_of, inside_vault
+from engram.errors import IndexDamaged, UnsafePath
+from engram.excerpts import excerpt_of, inside_vault, text_excerpt
 from engram.filters import Filter
 from engram.ingest.report import IndexReport, Progress, merge_reports
 from engram.ingest.scan import Finder
@@ -42,6 +42,7 @@ from engram.models import (
     SearchResult,
     StoredMemory,
 )
+from engram.origins import TEXT_KEY, OriginStore, refuse_foreign
 from engram.parts import build_part
 from engram.plugins import build_registry, get_plugin_manager
 from engram.protocols import Closes, Embedder, Extractor, Searcher, Store
@@ -92,11 +93,40 @@ class Memory(ClosingStore):
         overrides: dict[str, Any] | None = None,
         plugin_manager: pluggy.PluginManager | None = None,
         clear_remote: bool = False,
+        suspect: IndexDamaged | None = None,
     ) -> Memory:
-        """``clear_remote``: for ``engram rebuild`` only (see ``recovery.open_store``)."""
+        """``clear_remote``: for ``engram rebuild`` only; ``suspect``: damage an open store
+        reported, healed here (both: see ``recovery.open_store``)."""
         config = config or load_config(overrides)
         registry = build_registry(plugin_manager or get_plugin_manager())
-        store, damaged = recovery.open_store(config, registry, clear_remote=clear_remote)
+        return cls._open_with(config, registry, clear_remote=clear_remote, suspect=suspect)
+
+    def reopen(self, *, suspect: IndexDamaged | None = None) -> Memory:
+        """A new memory over the same configuration and plugins (this one is left open): what a
+        long-lived process does when its index was replaced, removed or damaged under it."""
+        return type(self)._open_with(self.config, self.registry, suspect=suspect)
+
+    @classmethod
+    def _open_with(
+        cls,
+        config: EngramConfig,
+        registry: Registry,
+        *,
+        clear_remote: bool = False,
+        suspect: IndexDamaged | None = None,
+    ) -> Memory:
+        try:
+            store, damaged = recovery.open_store(
+                config, registry, clear_remote=clear_remote, suspect=suspect
+            )
+        except IndexDamaged as exc:
+            damage_mark.record(config, exc)
+            raise
+        # A store that made its index file just now, in a project whose embedding cache shows
+        # an index was made here before: the index was deleted, and an empty one beside the
+        # vault would answer "no results" for everything it holds. It is rebuilt (see below).
+        cache_path = config.resolve(config.cache.path)
+        lost = getattr(store, "created", False) is True and damaged is None and cache_path.exists()
         try:
             inner: Embedder = build_part(config, registry, "embedder")
             cache = (
@@ -109,6 +139,8 @@ class Memory(ClosingStore):
         memory = cls(config, registry, store, CachedEmbedder(inner, cache), searcher)
         if damaged is not None:
             memory.notices.append(recovery.rebuild(damaged, memory))
+        elif lost:
+            memory.notices.append(recovery.rebuild_missing(memory))
         return memory
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -217,16 +249,42 @@ class Memory(ClosingStore):
         """Recreate the store from its sources alone (new embedder, chunker or a broken index):
         the markdown, and the agent sessions when ``[sessions]`` is on or the store held any."""
         try:
+            self.store.get_identity()  # a lost identity record is damage too
             documents = self.store.list_documents()
+            damaged = False
         except IndexDamaged:  # unreadable records: the configured folders; reset drops them
-            documents = {}
+            documents, damaged = {}, True
         roots = [r for r in self.vault_roots(documents) if r.exists()]
         had_sessions = any(d.metadata.get("source") == sessions.SOURCE for d in documents.values())
-        self.store.reset()
+        damage_mark.clear(self.config)  # what was called damaged is made anew: writes may go on
+        emptied_whole = self._reset_for_rebuild(damaged)
         report = self.index(roots, progress=progress)
+        if emptied_whole:
+            report.warnings.append(
+                "the shared index was damaged and unreadable, so it was emptied whole; the "
+                "other machines that share it put their documents back with `engram index`"
+            )
         if self.config.sessions.enabled or had_sessions:
             merge_reports(report, self.index_sessions(progress=progress))
         return report
+
+    def _reset_for_rebuild(self, damaged: bool) -> bool:
+        """Empty what this vault rebuilds: the store, or on a shared store this origin's part.
+        A shared index too damaged to read or to delete from is no one's any more: it is
+        emptied whole (True), and each other machine's next `engram index` puts its documents
+        back from its markdown."""
+        store = self.store
+        if not isinstance(store, OriginStore):
+            store.reset()
+            return False
+        if not damaged:
+            try:
+                store.reset()
+                return False
+            except IndexDamaged:
+                pass
+        store.inner.reset()
+        return True
 
     # -- agent memories, sessions, recall ------------------------------------------------------
     # Thin entry points: the work lives in engram.memories, .capture, .recall, .lifecycle …
@@ -258,6 +316,7 @@ class Memory(ClosingStore):
 
     def forget(self, id_or_path: str) -> list[str]:
         """Remove a memory file and all of its chunks; returns the paths removed."""
+        refuse_foreign(self.store, id_or_path)  # another machine's, on a shared store
         return memories.forget(self.writer, id_or_path)
 
     def list_memories(
@@ -307,11 +366,13 @@ class Memory(ClosingStore):
 
     def history(self, id_or_path: str) -> histories.History:
         """A memory and the chain of memories it superseded or was superseded by."""
+        refuse_foreign(self.store, id_or_path)  # another machine's, on a shared store
         target = memories.find(self.writer, id_or_path)[0]
         return histories.history(memories.all_memories(self.writer), target, self.config.root)
 
     def restore(self, id_or_path: str, revision: int | None = None) -> StoredMemory:
         """Bring an earlier version of a memory back; what it replaces stays as a revision."""
+        refuse_foreign(self.store, id_or_path)  # another machine's, on a shared store
         return restoring.restore(self.writer, memories.find(self.writer, id_or_path)[0], revision)
 
     def age(self, *, dry_run: bool = False) -> memories.AgingReport:
@@ -389,7 +450,26 @@ class Memory(ClosingStore):
         session = sessions.session_document(self.store, str(path))
         if session is not None:
             return sessions.session_excerpt(session, self.config, lines)
+        elsewhere = self.foreign_excerpt(str(path), lines)
+        if elsewhere is not None:
+            return elsewhere
         return excerpt_of(str(path), self.resolve_vault_path(path), lines)
+
+    def foreign_excerpt(self, path: str, lines: tuple[int, int] | None) -> Excerpt | None:
+        """Lines of another machine's document on a shared store (``<origin id>:<path>``, as its
+        search hits show it), read from the text the server keeps; None for any other path."""
+        if not isinstance(self.store, OriginStore) or not self.store.foreign(path):
+            return None
+        record = self.store.foreign_document(path)
+        text = record.metadata.get(TEXT_KEY) if record is not None else None
+        if record is None or not isinstance(text, str):
+            name = self.store.origins().get(path.split(":", 1)[0], "another machine")
+            raise UnsafePath(
+                f"{path} is {name}'s document and the server keeps no text of it (it was "
+                "indexed before origins kept texts, or is gone); ask that machine to run "
+                "`engram rebuild`"
+            )
+        return text_excerpt(path, text, lines)
 
     def resolve_vault_path(self, path: str | Path) -> Path:
         """``path`` (relative to the project, or absolute) resolved; ``UnsafePath`` outside."""
@@ -398,4 +478,8 @@ class Memory(ClosingStore):
     def stats(self) -> dict[str, Any]:
         """Documents, chunks and memories by source, type and scope (``engram.stats``)."""
         every = self.list_memories(include_superseded=True)
-        return stats.collect(self.config, self.store, self.embedder.cache, self.folders, every)
+        found = stats.collect(self.config, self.store, self.embedder.cache, self.folders, every)
+        if isinstance(self.store, OriginStore):  # a shared store: every machine's part
+            found["origin"] = {"id": self.store.origin.id, "name": self.store.origin.name}
+            found["origins"] = self.store.origin_counts()
+        return found

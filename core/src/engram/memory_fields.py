@@ -12,7 +12,10 @@ from collections.abc import Callable, Mapping
 from datetime import date
 from typing import Any
 
-__all__ = ["check_fields", "scalar_text"]
+from engram.filters import parse_iso
+from engram.redact import strip_private
+
+__all__ = ["check_fields", "scalar_text", "when_text"]
 
 
 def _is_text(value: Any) -> bool:
@@ -20,7 +23,9 @@ def _is_text(value: Any) -> bool:
 
 
 def _is_when(value: Any) -> bool:
-    return isinstance(value, str | date)  # YAML reads an unquoted ISO date as a date
+    if isinstance(value, date):  # YAML reads an unquoted ISO date as a date
+        return True
+    return isinstance(value, str) and parse_iso(value) is not None
 
 
 def _is_number(value: Any) -> bool:
@@ -84,6 +89,13 @@ def scalar_text(value: object) -> str | None:
     return str(value)
 
 
+def when_text(value: object) -> str | None:
+    """A date field as read paths show it: an ISO date or time, else nothing (a hand-typed
+    ``yesterday-ish`` is warned about on index, never shown as if it were a date)."""
+    text = scalar_text(value)
+    return text if text is not None and parse_iso(text) is not None else None
+
+
 def _kind(value: Any) -> str:
     if isinstance(value, bool):
         return f"a boolean ({str(value).lower()})"
@@ -92,5 +104,5 @@ def _kind(value: Any) -> str:
     if isinstance(value, dict):
         return "a mapping"
     if isinstance(value, str):
-        return f"the text {value[:40]!r}"
+        return f"the text {strip_private(value)[:40]!r}"
     return f"{type(value).__name__} {str(value)[:40]!r}"

@@ -34,9 +34,9 @@ from engram.chunking import read_frontmatter
 from engram.document_ids import document_id_for
 from engram.errors import InvalidMemory, UnsafePath
 from engram.ingest.vault import ALWAYS_SKIPPED_DIRS
-from engram.memory_fields import scalar_text
+from engram.memory_fields import scalar_text, when_text
 from engram.models import HIDDEN_STATUSES, MemoryInfo
-from engram.redact import strip_private
+from engram.redact import has_private_tag, strip_private, strip_private_data
 
 MEMORY_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
 MAX_SLUG = 60
@@ -188,6 +188,21 @@ def with_frontmatter(text: str, changes: dict[str, Any]) -> str:
     return f"---\n{head}---\n{fm.body}"
 
 
+def without_private(text: str) -> str:
+    """A memory file's text without its ``<private>`` spans, frontmatter value by value and the
+    body apart: an unclosed tag a person left in a title hides the rest of the title, not the
+    whole memory. Text with no tag comes back unchanged, byte for byte."""
+    if not has_private_tag(text):
+        return text
+    fm = read_frontmatter(text)
+    if fm.warning or not fm.metadata:
+        return strip_private(text)
+    head = yaml.safe_dump(
+        strip_private_data(fm.metadata), sort_keys=False, allow_unicode=True, width=1000
+    )
+    return f"---\n{head}---\n{strip_private(fm.body)}"
+
+
 # --------------------------------------------------------------------------- writing
 
 
@@ -285,21 +300,34 @@ def read_info(path: Path, project_root: Path) -> MemoryInfo:
     return info_from(read_frontmatter(text).metadata, path, project_root)
 
 
+def present(paths: Iterable[Path], project_root: Path) -> Iterator[tuple[Path, MemoryInfo]]:
+    """(path, info) of each memory file still there when read: another process may forget
+    one between the folder listing and the read."""
+    for path in paths:
+        try:
+            yield path, read_info(path, project_root)
+        except FileNotFoundError:
+            continue
+
+
 def info_from(meta: dict[str, Any], path: Path, project_root: Path) -> MemoryInfo:
+    """What every read path shows of a memory: the words a person may have typed into its
+    frontmatter (title, tags, source, project) with their ``<private>`` spans removed, as the
+    index removes them from the body. A file engram wrote never holds one; a hand edit may."""
     tags = meta.get("tags")
     supersedes = meta.get("supersedes")
     revisions = meta.get("revisions")
     return MemoryInfo(
         id=_opt_str(meta.get("id")),
         path=document_id_for(path, project_root),
-        title=_opt_str(meta.get("title")) or path.stem,
+        title=_shown(meta.get("title")) or strip_private(path.stem).strip() or "memory",
         type=_opt_str(meta.get("type")),
         scope=_opt_str(meta.get("scope")),
-        tags=[str(t) for t in tags] if isinstance(tags, list) else [],
-        created_at=_opt_str(meta.get("created_at")),
-        updated_at=_opt_str(meta.get("updated_at")),
-        source=_opt_str(meta.get("source")),
-        project=_opt_str(meta.get("project")),
+        tags=[t for t in (_shown(t) for t in tags) if t] if isinstance(tags, list) else [],
+        created_at=when_text(meta.get("created_at")),
+        updated_at=when_text(meta.get("updated_at")),
+        source=_shown(meta.get("source")),
+        project=_shown(meta.get("project")),
         importance=_importance(meta.get("importance")),
         status=status_of(meta),
         superseded_by=_opt_str(meta.get("superseded_by")),
@@ -331,6 +359,12 @@ def _importance(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return 1.0
     return max(0.0, float(value))
+
+
+def _shown(value: object) -> str | None:
+    """A frontmatter text as read paths show it: private spans out."""
+    text = _opt_str(value)
+    return (strip_private(text).strip() or None) if text is not None else None
 
 
 def _opt_str(value: object) -> str | None:

@@ -6,6 +6,11 @@ the store's files to ``<name>.corrupt-<UTC time>`` and opens a fresh one; ``Memo
 rebuilds it from the markdown and says so in one warning line on stderr (the CLI, the agent tools
 and the host hooks all open memories there).
 
+Damage deeper down than opening reads (a broken table, a file cut short) shows in the middle
+of a command: the command is run once more with the error as a ``suspect`` (``engram.cli``,
+``engram.keeper`` for long-lived processes), and ``open_store`` checks the store again under the
+recovery lock (its ``check_integrity``, when it has one) before moving it aside and rebuilding.
+
 A store that is not on this machine (a Chroma server, LanceDB on object storage) raises
 ``RemoteIndexDamaged``: nothing is moved or dropped automatically (the data is shared, and may be
 someone else's to inspect), and its one-line message names where it is and says that
@@ -25,6 +30,7 @@ from typing import Any, Protocol
 
 from engram.config import EngramConfig
 from engram.errors import IndexDamaged, RemoteIndexDamaged
+from engram.origins import load_origin, open_view, shared
 from engram.parts import build_part
 from engram.protocols import Store
 from engram.registry import Registry
@@ -38,18 +44,27 @@ class Rebuilds(Protocol):
 
 
 def open_store(
-    config: EngramConfig, registry: Registry, *, clear_remote: bool = False
+    config: EngramConfig,
+    registry: Registry,
+    *,
+    clear_remote: bool = False,
+    suspect: IndexDamaged | None = None,
 ) -> tuple[Store, IndexDamaged | None]:
     """The configured store, and what was damaged when it had to be moved aside first.
     ``clear_remote``: the user asked to rebuild or reset, so a remote index too damaged to open
-    is dropped first (a remote store damaged deeper down is emptied by ``reset`` itself)."""
+    is dropped first (a remote store damaged deeper down is emptied by ``reset`` itself).
+    ``suspect``: an open store said it is damaged deeper down than opening reads (a failed
+    query, a file cut short); it is moved aside too unless, checked again under the recovery
+    lock, it is whole (another process healed it meanwhile)."""
+    if suspect is not None and suspect.files:
+        return _heal_suspect(config, registry, suspect)
     try:
-        return build_part(config, registry, "store"), None
+        return _build(config, registry), None
     except RemoteIndexDamaged as exc:
         if not clear_remote or exc.clear is None:
             raise
         exc.clear()
-        return build_part(config, registry, "store"), None
+        return _build(config, registry), None
     except IndexDamaged as exc:
         if not exc.files:
             raise
@@ -57,12 +72,68 @@ def open_store(
     with _exclusive(damaged.files[0]):
         # Another process may have recovered it while this one waited for the lock.
         try:
-            return build_part(config, registry, "store"), None
+            return _build(config, registry), None
         except IndexDamaged as again:
             damaged = again
         moved = move_aside(damaged.files)
         damaged.files = moved
-        return build_part(config, registry, "store"), damaged
+        return _build(config, registry), damaged
+
+
+def _build(config: EngramConfig, registry: Registry) -> Store:
+    """The configured store; a shared one as this vault's origin sees it (``engram.origins``)."""
+    store: Store = build_part(config, registry, "store")
+    return view_for(config, store)
+
+
+def view_for(config: EngramConfig, store: Store) -> Store:
+    """``store`` as this vault sees it: a shared store through its origin, others as they are."""
+    if not shared(store):
+        return store
+    try:
+        return open_view(store, load_origin(config.root, config.origin.name))
+    except BaseException:
+        store.close()
+        raise
+
+
+def _heal_suspect(
+    config: EngramConfig, registry: Registry, suspect: IndexDamaged
+) -> tuple[Store, IndexDamaged | None]:
+    """Under the recovery lock: the store as it is when it opens and passes its own deep check
+    (someone healed it meanwhile), else moved aside and opened anew. A store without a deep
+    check is taken at its word: what it called damaged is moved aside (the markdown files
+    make it again; nothing is lost if another process had healed it already)."""
+    with _exclusive(suspect.files[0]):
+        try:
+            store = build_part(config, registry, "store")
+        except IndexDamaged as exc:
+            if not exc.files:
+                raise
+            problem = exc
+        else:
+            if getattr(store, "check_integrity", None) is None:
+                found: IndexDamaged | None = suspect
+            else:
+                found = _integrity(store)
+            if found is None:
+                return store, None
+            store.close()
+            problem = found
+        problem.files = move_aside(problem.files)
+        return build_part(config, registry, "store"), problem
+
+
+def _integrity(store: Store) -> IndexDamaged | None:
+    """What the store's own deep check finds (``check_integrity``, when it has one)."""
+    check = getattr(store, "check_integrity", None)
+    if check is None:
+        return None
+    try:
+        check()
+    except IndexDamaged as exc:
+        return exc
+    return None
 
 
 def move_aside(files: tuple[Path, ...]) -> tuple[Path, ...]:
@@ -86,6 +157,19 @@ def rebuild(damaged: IndexDamaged, memory: Rebuilds) -> str:
         f"the index was damaged ({damaged.detail}); it was moved aside (kept as {kept}) and "
         "rebuilt from the markdown files"
     )
+    print(f"engram: warning: {notice}", file=sys.stderr, flush=True)
+    try:
+        memory.rebuild()
+    except BaseException:
+        memory.close()
+        raise
+    return notice
+
+
+def rebuild_missing(memory: Rebuilds) -> str:
+    """Fill an index made anew because the old one was deleted (``Memory.open`` tells), with
+    one line on stderr, as ``rebuild`` does for a damaged one."""
+    notice = "the index was missing (deleted?); it was made again from the markdown files"
     print(f"engram: warning: {notice}", file=sys.stderr, flush=True)
     try:
         memory.rebuild()

@@ -31,3 +31,20 @@ def strip_private(text: str) -> str:
     rest = text[at:]
     out.append(rest if depth == 0 else "\n" * rest.count("\n"))
     return "".join(out)
+
+
+def strip_private_data(value: object) -> object:
+    """``value`` (frontmatter: strings, lists, mappings) with every string's private spans
+    removed, keys included: what a read path shows of data a person may have typed a span into."""
+    if isinstance(value, str):
+        return strip_private(value)
+    if isinstance(value, list | tuple):
+        return [strip_private_data(v) for v in value]
+    if isinstance(value, dict):
+        return {strip_private(str(k)): strip_private_data(v) for k, v in value.items()}
+    return value
+
+
+def has_private_tag(text: str) -> bool:
+    """Whether ``text`` holds a ``<private>`` or ``</private>`` tag (names must not)."""
+    return _TAG.search(text) is not None

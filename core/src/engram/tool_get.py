@@ -41,6 +41,9 @@ def get(memory: Memory, args: MemoryGetInput) -> Excerpt:
     session = session_document(memory.store, args.path)
     if session is not None:
         return session_excerpt(session, memory.config, lines)
+    elsewhere = memory.foreign_excerpt(args.path, lines)  # another machine's, on a shared store
+    if elsewhere is not None:
+        return elsewhere
     roots = memory.vault_roots()
     target = resolve_inside(args.path, memory.config.root, roots, what="memory folders")
     check_readable(args.path, target, roots)

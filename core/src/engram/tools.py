@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from engram.errors import EngramError
 from engram.filters import And, Eq, Filter
 from engram.ingest.sessions.sync import SOURCE as SESSIONS_SOURCE
+from engram.keeper import Keeper
 from engram.lifecycle.conflicts import conflict_note, created_at_of, note, older_conflicts
 from engram.memory import Memory
 from engram.models import Excerpt, MemoryInfo, MemoryType, StoredMemory
@@ -404,9 +405,15 @@ class Toolbox:
     """The tools bound to one open ``Memory``; calls are serialised by ``lock`` (shared with a
     file watcher when one runs)."""
 
-    def __init__(self, memory: Memory, lock: threading.RLock | None = None) -> None:
-        self.memory = memory
-        self.lock = lock or threading.RLock()
+    def __init__(self, memory: Memory | Keeper, lock: threading.RLock | None = None) -> None:
+        # The keeper reopens (and heals) the index when it is replaced, removed or damaged
+        # under a long-lived server, and runs the call again.
+        self.keeper = memory if isinstance(memory, Keeper) else Keeper(memory, lock)
+        self.lock = self.keeper.lock
+
+    @property
+    def memory(self) -> Memory:
+        return self.keeper.memory
 
     @property
     def tools(self) -> list[Tool[Any, Any]]:
@@ -423,8 +430,7 @@ class Toolbox:
         except ValidationError as exc:
             return ToolResult(False, f"{name}: invalid arguments: {_explain(exc)}")
         try:
-            with self.lock:
-                out = tool.run(self.memory, args)
+            out = self.keeper.run(lambda memory: tool.run(memory, args))
         except EngramError as exc:
             return ToolResult(False, f"{name}: {exc}")
         except Exception as exc:  # a bug or a broken plugin: report it, keep serving

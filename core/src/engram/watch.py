@@ -20,6 +20,7 @@ from watchfiles import Change, DefaultFilter, watch
 from engram.errors import EngramError
 from engram.ingest.report import IndexReport
 from engram.ingest.sessions.sync import session_sources
+from engram.keeper import Keeper
 from engram.memory import Memory
 from engram.memory_files import TEMP_SUFFIX
 
@@ -64,7 +65,7 @@ def _under(path: Path, roots: list[Path]) -> bool:
 
 
 def watch_memory(
-    memory: Memory,
+    memory: Memory | Keeper,
     *,
     stop_event: threading.Event | None = None,
     on_event: Callable[[WatchEvent], None] | None = None,
@@ -79,7 +80,9 @@ def watch_memory(
     ``on_ready`` is called once the watcher is running: edits made after it are never missed.
     A failing run is reported through ``on_event`` and watching goes on.
     """
-    guard = lock or threading.RLock()
+    keeper = memory if isinstance(memory, Keeper) else Keeper(memory, lock)
+    guard = keeper.lock
+    memory = keeper.memory
     vault = [r for r in memory.default_roots() if r.exists()]
     with_sessions = memory.config.sessions.enabled if sessions is None else sessions
     session_roots = (
@@ -88,9 +91,16 @@ def watch_memory(
         else []
     )
     emit = on_event or (lambda event: None)
-    _run(memory.index, "vault", 0, guard, emit)
+
+    def index() -> IndexReport:  # through the keeper: an index replaced or damaged is healed
+        return keeper.run(lambda m: m.index())
+
+    def index_sessions() -> IndexReport:
+        return keeper.run(lambda m: m.index_sessions())
+
+    _run(index, "vault", 0, guard, emit)
     if with_sessions:
-        _run(memory.index_sessions, "sessions", 0, guard, emit)
+        _run(index_sessions, "sessions", 0, guard, emit)
     ready = False
     for changes in watch(
         *vault,
@@ -115,9 +125,9 @@ def watch_memory(
         in_vault = [p for p in paths if _under(p, vault)]
         in_sessions = [p for p in paths if _under(p, session_roots)]
         if in_vault:
-            _run(memory.index, "vault", len(in_vault), guard, emit)
+            _run(index, "vault", len(in_vault), guard, emit)
         if in_sessions:
-            _run(memory.index_sessions, "sessions", len(in_sessions), guard, emit)
+            _run(index_sessions, "sessions", len(in_sessions), guard, emit)
 
 
 def _run(
@@ -139,7 +149,7 @@ def _run(
 
 @contextlib.contextmanager
 def background_watcher(
-    memory: Memory,
+    memory: Memory | Keeper,
     *,
     lock: threading.RLock | None = None,
     ready_timeout: float | None = None,

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
+from engram import damage_mark
 from engram.access import AccessCounter
 from engram.chunking import make_chunker
 from engram.config import EngramConfig
@@ -67,7 +68,10 @@ class Writer:
         return embedder_identity(self.embedder, self.config.chunking.describe())
 
     def check_identity(self, *, writing: bool) -> None:
-        """Refuse to mix vectors of two embedders; record the identity on a store's first write."""
+        """Refuse to mix vectors of two embedders; record the identity on a store's first write.
+        A write to a store just called damaged is refused with the same words (``damage_mark``)."""
+        if writing:
+            damage_mark.refuse_writes(self.config)
         wanted = self.identity
         current = self.store.get_identity()
         if current is None:

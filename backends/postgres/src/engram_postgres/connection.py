@@ -25,6 +25,11 @@ from engram_postgres.schema import LATEST, migrate, schema_version
 APPLICATION = "engram"
 
 
+class Contention(StoreError):
+    """The server cancelled a transaction for a deadlock or a serialization failure: it changed
+    nothing, and running it again is safe (the store's writes do, a few times)."""
+
+
 class Database:
     """The pool of one store, and the translation of psycopg's errors."""
 
@@ -91,6 +96,12 @@ class Database:
                 f"{self.options.connect_timeout:g} s; check that the server is up and reachable, "
                 f"then run the same command again (writes are transactions: nothing half-written "
                 f"is left)"
+            ) from None
+        except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure) as exc:
+            first = self.dsn.mask(str(exc).strip().splitlines()[0])
+            raise Contention(
+                f"{self.where} cancelled {action} for another client's concurrent write "
+                f"({first}); run the same command again"
             ) from None
         except psycopg.OperationalError as exc:
             raise StoreError(self.explain(exc, action)) from None

@@ -7,7 +7,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 ENV_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 # A schema is an identifier we quote (psycopg.sql.Identifier); keep it to what people type.
 SCHEMA_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,62}$"
-DEFAULT_HNSW_THRESHOLD = 20_000
+# Measured (2 shared cores, PostgreSQL 18 + pgvector 0.8.5, 384 dims): an exact scan takes about
+# 2.5 ms per 1,000 chunks (≈ 25 ms at 10K, 45-50 ms at 20K); an HNSW search ≈ 12 ms at
+# ef_search 100. Past 10K chunks the index is faster; below it, exact search costs little more.
+DEFAULT_HNSW_THRESHOLD = 10_000
 
 
 class PostgresOptions(BaseModel):
@@ -27,7 +30,10 @@ class PostgresOptions(BaseModel):
       and exact for that many rows). ``ef_search`` is HNSW's candidate list size per search.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # The field is schema_ (``schema`` is a BaseModel name): configs say and dumps show "schema".
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, serialize_by_alias=True
+    )
 
     dsn_env: str = Field(default="ENGRAM_POSTGRES_DSN", pattern=ENV_PATTERN)
     namespace: str = Field(default="default", min_length=1, max_length=200)

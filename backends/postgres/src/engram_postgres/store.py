@@ -12,11 +12,12 @@ exactly. Keyword search is PostgreSQL full-text over tsvectors written from engr
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-from psycopg import Connection, sql
+from psycopg import sql
 
 from engram import (
     Chunk,
@@ -31,8 +32,9 @@ from engram import (
     check_identity,
     check_vector,
 )
-from engram_postgres.connection import Database
+from engram_postgres.connection import Contention, Database
 from engram_postgres.filters import compile_filter
+from engram_postgres.hnsw import Conn, HnswUpkeep
 from engram_postgres.jsontext import enc
 from engram_postgres.options import PostgresOptions
 from engram_postgres.rows import (
@@ -48,10 +50,10 @@ from engram_postgres.rows import (
 from engram_postgres.schema import LATEST, Tables, namespace_number
 from engram_postgres.words import tsquery_text
 
-Conn = Connection[Any]
+WRITE_ATTEMPTS = 5
 
 
-class PostgresStore(ClosingStore):
+class PostgresStore(HnswUpkeep, ClosingStore):
     """Chunks, documents and the index identity of one namespace in a PostgreSQL database."""
 
     capabilities: ClassVar[frozenset[StoreCapability]] = frozenset(
@@ -211,9 +213,12 @@ class PostgresStore(ClosingStore):
     def upsert(self, chunks: Sequence[Chunk]) -> None:
         if not chunks:
             return
-        with self._db.connection("writing chunks") as conn:
+
+        def work(conn: Conn) -> None:
             identity = self._read_identity(conn, " FOR SHARE")
             self._write_chunks(conn, self._prepared(chunks, identity))
+
+        self._write("writing chunks", work)
         self._build_hnsw()
 
     def get(self, ids: Sequence[str]) -> list[Chunk]:
@@ -233,48 +238,78 @@ class PostgresStore(ClosingStore):
         ids = sorted({enc(i) for i in ids})
         if not ids:
             return
-        with self._db.connection("deleting chunks") as conn:
-            conn.execute(self._sql("DELETE FROM {chunks} WHERE id = ANY(%s::text[])"), (ids,))
+        self._write(
+            "deleting chunks",
+            lambda conn: self._delete_chunks(conn, sql.SQL("c.id = ANY(%s::text[])"), [ids]),
+        )
 
     def delete_documents(self, document_ids: Sequence[str]) -> None:
         document_ids = sorted({enc(i) for i in document_ids})
         if not document_ids:
             return
-        with self._db.connection("deleting documents") as conn:
-            conn.execute(
-                self._sql("DELETE FROM {chunks} WHERE document_id = ANY(%s::text[])"),
-                (document_ids,),
-            )
+
+        def work(conn: Conn) -> None:
+            where = sql.SQL("c.document_id = ANY(%s::text[])")
+            self._delete_chunks(conn, where, [document_ids])
             conn.execute(
                 self._sql("DELETE FROM {documents} WHERE id = ANY(%s::text[])"), (document_ids,)
             )
 
+        self._write("deleting documents", work)
+
     def prune_document(self, document_id: str, keep: Sequence[str]) -> None:
         """Every chunk of ``document_id`` not in ``keep`` goes (found by its document column)."""
-        with self._db.connection("pruning a document") as conn:
-            self._prune(conn, document_id, [enc(k) for k in keep])
+        kept = [enc(k) for k in keep]
+        self._write("pruning a document", lambda conn: self._prune(conn, document_id, kept))
 
     def _prune(self, conn: Conn, document_id: str, keep: list[str]) -> None:
+        where = sql.SQL("c.document_id = %s AND NOT (c.id = ANY(%s::text[]))")
+        self._delete_chunks(conn, where, [enc(document_id), keep])
+
+    def _delete_chunks(self, conn: Conn, where: sql.Composable, params: list[Any]) -> None:
+        """Delete the chunks ``where`` selects, locking them in id order first: writers that
+        lock rows in one order cannot deadlock (upserts write sorted by id too)."""
         conn.execute(
-            self._sql("DELETE FROM {chunks} WHERE document_id = %s AND NOT (id = ANY(%s::text[]))"),
-            (enc(document_id), keep),
+            self._sql(
+                "DELETE FROM {chunks} WHERE id IN (SELECT c.id FROM {chunks} c WHERE {where} "
+                "ORDER BY c.id FOR UPDATE)",
+                where=where,
+            ),
+            params,
         )
+
+    def _write(self, action: str, work: Callable[[Conn], None]) -> None:
+        """``work`` in one transaction, run again (up to ``WRITE_ATTEMPTS`` times) when the
+        server cancels it for a deadlock or a serialization failure: it then changed nothing."""
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
+            try:
+                with self._db.connection(action) as conn:
+                    work(conn)
+                return
+            except Contention:
+                if attempt == WRITE_ATTEMPTS:
+                    raise
+                time.sleep(0.05 * attempt)
 
     def replace_document(self, document: Document, chunks: Sequence[Chunk]) -> None:
         """The document's chunks become ``chunks`` and its record ``document``, in ONE
         transaction: a crash leaves the old document whole or the new one."""
-        with self._db.connection("replacing a document") as conn:
+
+        def work(conn: Conn) -> None:
             identity = self._read_identity(conn, " FOR SHARE")
             rows = self._prepared(chunks, identity)
             self._write_chunks(conn, rows)
             self._prune(conn, document.id, [r[0] for r in rows])
             self._put_document(conn, document)
+
+        self._write("replacing a document", work)
         self._build_hnsw()
 
     def delete_where(self, filter: Filter) -> None:
         where, params = compile_filter(filter, self.options.pg_schema)
-        with self._db.connection("deleting chunks by filter") as conn:
-            conn.execute(self._sql("DELETE FROM {chunks} c WHERE {where}", where=where), params)
+        self._write(
+            "deleting chunks by filter", lambda conn: self._delete_chunks(conn, where, params)
+        )
 
     def count(self, filter: Filter | None = None) -> int:
         where, params = compile_filter(filter, self.options.pg_schema)
@@ -312,8 +347,7 @@ class PostgresStore(ClosingStore):
         )
 
     def put_document(self, document: Document) -> None:
-        with self._db.connection("writing a document record") as conn:
-            self._put_document(conn, document)
+        self._write("writing a document record", lambda conn: self._put_document(conn, document))
 
     def list_documents(self) -> dict[str, Document]:
         with self._db.connection("listing documents") as conn:
@@ -432,84 +466,6 @@ class PostgresStore(ClosingStore):
             Hit(chunk=to_chunk(r), score=float(r[EXTRA]), keyword_score=float(r[EXTRA]))
             for r in rows
         ]
-
-    # -- HNSW ---------------------------------------------------------------------------------
-
-    def _has_hnsw(self, conn: Conn | None = None) -> bool:
-        """Whether the namespace has a valid HNSW index (remembered once seen: a search on a
-        namespace whose index another client dropped is still exact, only slower)."""
-        if self._hnsw:
-            return True
-        if conn is None:
-            with self._db.connection("reading the indexes") as own:
-                self._hnsw = self._index_state(own) is True
-        else:
-            self._hnsw = self._index_state(conn) is True
-        return self._hnsw
-
-    def _index_state(self, conn: Conn) -> bool | None:
-        """None without an HNSW index, else whether it is valid (a concurrent build that was
-        cut leaves an invalid one)."""
-        row = conn.execute(
-            "SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s)",
-            (self.tables.hnsw.as_string(conn),),
-        ).fetchone()
-        return None if row is None else bool(row[0])
-
-    def _build_hnsw(self, *, force_check: bool = False) -> bool:
-        """Build the HNSW index once the namespace holds more than ``hnsw_threshold`` chunks;
-        whether it was built now. ``CREATE INDEX CONCURRENTLY``: other clients keep writing
-        while it builds; one client builds (a session advisory lock, the others go on without
-        waiting), and an invalid index a cut build left is dropped and built again."""
-        if self._hnsw and not force_check:
-            return False
-        key = f"engram-postgres-hnsw:{self.options.pg_schema}:{self.tables.number}"
-        with self._db.errors("building the HNSW index"), self._db.pool.connection() as conn:
-            conn.autocommit = True
-            try:
-                if self._index_state(conn) is True or not self._ready_for_hnsw(conn):
-                    self._hnsw = self._index_state(conn) is True
-                    return False
-                got = conn.execute(
-                    "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)
-                ).fetchone()
-                if not (got and got[0]):
-                    return False  # another client is building it
-                try:
-                    state = self._index_state(conn)
-                    if state is True:
-                        self._hnsw = True
-                        return False
-                    if state is False:
-                        conn.execute(
-                            sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(self.tables.hnsw)
-                        )
-                    conn.execute(
-                        self._sql(
-                            "CREATE INDEX CONCURRENTLY {index} ON {chunks} "
-                            "USING hnsw (embedding vector_cosine_ops) "
-                            "WITH (m = {m}, ef_construction = {ef})",
-                            index=self.tables.hnsw_bare,
-                            m=sql.Literal(int(self.options.hnsw_m)),
-                            ef=sql.Literal(int(self.options.hnsw_ef_construction)),
-                        )
-                    )
-                finally:
-                    conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
-            finally:
-                conn.autocommit = False
-        self._hnsw = True
-        return True
-
-    def _ready_for_hnsw(self, conn: Conn) -> bool:
-        """An identity (a typed vector column) and more chunks than the threshold."""
-        if self._read_identity(conn) is None:
-            return False
-        row = conn.execute(
-            self._sql("SELECT count(*) FROM (SELECT 1 FROM {chunks} LIMIT %s) AS x"),
-            (self.options.hnsw_threshold + 1,),
-        ).fetchone()
-        return row is not None and int(row[0]) > self.options.hnsw_threshold
 
     # -- reset --------------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ search run its keyword half while the vector half scans.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -17,7 +18,7 @@ from typing import TypeVar
 
 import pluggy
 
-from engram import EngramError, IndexDamaged, StoreError
+from engram import EngramError, IndexDamaged, IndexMoved, StoreError
 from engram_sqlite.driver import DriverInfo, load_vec, select
 from engram_sqlite.filters import ISO_FUNCTION, NUMBER_FUNCTION, iso_microseconds, json_number
 from engram_sqlite.fts import index_text
@@ -47,6 +48,10 @@ class Database:
             p = options.path
             self.files = (p, p.with_name(p.name + "-wal"), p.with_name(p.name + "-shm"), side)
         self._busy_ms = options.busy_timeout_ms
+        self._path = None if options.in_memory else options.path
+        # Whether this open makes the file (none was there): core rebuilds an index made anew
+        # where one had been (``Memory.open``).
+        self.created = self._path is not None and not self._path.exists()
         if not options.in_memory:
             _make_parent(options.path)
         self.module: ModuleType
@@ -66,6 +71,10 @@ class Database:
             ) from exc
         self._lock = threading.RLock()
         self._closed = False
+        # The file this connection opened, and its size as each connection last saw it: see
+        # ``_fit`` (None: in memory, nothing mapped).
+        self._inode = _inode(self._path)
+        self._sizes: dict[int, int] = {}
         # Counts this connection's write transactions, begun and ended: SQLite's data_version
         # sees only other connections' commits (``search_rows.SearchMeta``).
         self.writes = 0
@@ -90,6 +99,7 @@ class Database:
         """``BEGIN IMMEDIATE`` … ``COMMIT``; any error rolls everything back."""
         with self._lock, self._translate():
             self._check_open()
+            self._fit(self.conn)
             self.writes += 1
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
@@ -108,6 +118,7 @@ class Database:
         """A read transaction: several statements see one snapshot."""
         with self._lock, self._translate():
             self._check_open()
+            self._fit(self.conn)
             self.conn.execute("BEGIN")
             try:
                 yield self.conn
@@ -121,6 +132,7 @@ class Database:
         BEGIN and COMMIT of ``read()`` are two round trips saved on every search."""
         with self._lock, self._translate():
             self._check_open()
+            self._fit(self.conn)
             yield self.conn
 
     def read_aside(self, work: Callable[[sqlite3.Connection], T]) -> Future[T] | None:
@@ -141,7 +153,63 @@ class Database:
 
     def _translated(self, work: Callable[[sqlite3.Connection], T], conn: sqlite3.Connection) -> T:
         with self._translate():
+            self._fit(conn)
             return work(conn)
+
+    def _fit(self, conn: sqlite3.Connection) -> None:
+        """Before a transaction of ``conn`` touches SQLite's memory map of the file: a file that
+        was replaced or removed since it was opened raises ``IndexMoved`` (nothing is read from
+        or written to the old one); a file that shrank is unmapped first, because reading a
+        mapped page past the new end kills the process with SIGBUS, and when its own header
+        says it needs more than is left it is damaged (cut off by someone) and raises
+        ``IndexDamaged``. One ``stat`` a transaction."""
+        if self._path is None or self._inode is None:
+            return
+        try:
+            st = os.stat(self._path)
+        except FileNotFoundError:
+            raise IndexMoved(
+                f"the index {self.where} was removed while it was open; it is opened again "
+                "and rebuilt from the markdown files"
+            ) from None
+        except OSError:
+            return  # unreadable folder: SQLite's own error says more
+        if (st.st_dev, st.st_ino) != self._inode:
+            raise IndexMoved(
+                f"the index {self.where} was replaced while it was open; it is opened again"
+            )
+        seen = self._sizes.get(id(conn), 0)
+        self._sizes[id(conn)] = st.st_size
+        if st.st_size >= seen:
+            return
+        conn.execute("PRAGMA mmap_size = 0")  # unmaps; the next read maps the file as it is now
+        conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+        if _cut_short(self._path, st.st_size):
+            detail = f"the file shrank to {st.st_size} bytes, less than its header says it holds"
+            raise IndexDamaged(
+                f"the index {self.where} is damaged ({detail}); run `engram rebuild` (it is "
+                "moved aside and rebuilt from the markdown files, the source of truth)",
+                detail=detail,
+                files=self.files,
+            )
+
+    def check_integrity(self) -> None:
+        """``PRAGMA quick_check``: damage deeper down than the pages every command reads (a
+        file that opens, but whose tables or indexes are broken) raises ``IndexDamaged``."""
+        with self.statement() as conn:
+            try:
+                rows = conn.execute("PRAGMA quick_check").fetchall()
+            except self.module.Error as exc:
+                rows = [(str(exc),)]
+        problems = [str(r[0]) for r in rows if str(r[0]) != "ok"]
+        if problems:
+            detail = f"quick_check: {problems[0]}"
+            raise IndexDamaged(
+                f"the index {self.where} is damaged ({detail}); run `engram rebuild` (it is "
+                "moved aside and rebuilt from the markdown files, the source of truth)",
+                detail=detail,
+                files=self.files,
+            )
 
     def _open_reader(self) -> sqlite3.Connection:
         """A query-only connection to the same file, set up as the main one for reading."""
@@ -235,6 +303,37 @@ def _functions(conn: sqlite3.Connection) -> None:
 def _damaged(text: str) -> bool:
     lowered = text.lower()
     return "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered
+
+
+def _inode(path: Path | None) -> tuple[int, int] | None:
+    """The (device, inode) of the open index file; None in memory or when it cannot be read."""
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _cut_short(path: Path, size: int) -> bool:
+    """Whether the file holds fewer bytes than its header's page count says (a file cut off
+    by someone, not one a checkpoint shrank, which writes the header first). A header too short
+    to read, or without a valid page count, says nothing."""
+    if size == 0:
+        return True  # an index this connection had written is never empty
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(100)
+    except OSError:
+        return False
+    if len(head) < 100 or not head.startswith(b"SQLite format 3\x00"):
+        return True
+    page_size = int.from_bytes(head[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(head[28:32], "big")
+    valid = head[24:28] == head[92:96]  # the page count is valid for this change counter
+    return valid and pages * page_size > size
 
 
 def _make_parent(path: Path) -> None:

@@ -61,6 +61,7 @@ class Snapshot:
     matrix: Matrix
     packed: sidefile.Packed | None = None  # the file's records, when mapped from one
     ascending: bool = False
+    mapped: tuple[int, int, int] | None = None  # the file mapped (``sidefile.cut_below``)
     live_rowids: Rowids = field(init=False)
     live_pos: npt.NDArray[np.intp] | None = field(init=False)
     dead: npt.NDArray[np.intp] = field(init=False)
@@ -190,6 +191,7 @@ class SideMatrix:
     def view(self, conn: sqlite3.Connection, dimension: int, state: State | None = None) -> View:
         """The view of the read transaction ``conn`` is in (``state``: its ``read_state``)."""
         state = read_state(conn) if state is None else state
+        self._drop_cut_map()
         cached = self._view
         if cached is not None and cached.state == state and cached.dimension == dimension:
             return cached
@@ -204,6 +206,14 @@ class SideMatrix:
         self._snapshot = view.snapshot
         self._view = view
         return view
+
+    def _drop_cut_map(self) -> None:
+        """Forget a snapshot mapped from a file someone cut short since: reading it would kill
+        the process (SIGBUS); the next view reads the file again, or rebuilds it from SQLite."""
+        snapshot = self._snapshot
+        mapped = None if snapshot is None else snapshot.mapped
+        if mapped is not None and self.path is not None and sidefile.cut_below(self.path, mapped):
+            self.forget()
 
     def persist(
         self, conn: sqlite3.Connection, dimension: int, *, at_least: int = APPEND_AT
@@ -410,6 +420,7 @@ def _snapshot_of(records: Records) -> Snapshot:
         records.matrix,
         records.packed,
         head.ascending,
+        records.mapped,
     )
 
 

@@ -14,6 +14,12 @@ from engram_sqlite.fts import TOKENIZER
 
 _TOKENIZE = TOKENIZER.replace("'", "''")
 _STAT = "CASE WHEN json_array_length(metadata, '$.stat') = 3 THEN 1 END"
+# 1 when the record's stat is four integers (``stat_from``'s test), else NULL
+_STAT4 = (
+    "CASE WHEN json_array_length(metadata, '$.stat') = 4 AND "
+    + " AND ".join(f"json_type(metadata, '$.stat[{i}]') = 'integer'" for i in range(4))
+    + " THEN 1 END"
+)
 
 
 def _typed(path: str, types: str) -> str:
@@ -143,6 +149,18 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER documents_token_delete AFTER DELETE ON documents BEGIN
         UPDATE meta SET value = lower(hex(randomblob(8))) WHERE key = 'documents_token';
     END;
+    """,
+    # 6: the file's ctime_ns in the stamp (engram.stamps: an edit whose mtime was put back keeps
+    # size, mtime and inode, never the ctime). A record written before kept no ctime: its stat
+    # is not a valid one any more (``stat_from`` wants four numbers), so its stamp columns are
+    # cleared as ``stamp_of`` reads it, and its file is hashed once and restamped.
+    f"""
+    ALTER TABLE documents ADD COLUMN ctime_ns INTEGER;
+    UPDATE documents SET
+        size = {_STAT4} * {_typed("$.stat[0]", "'integer'")},
+        mtime_ns = {_STAT4} * {_typed("$.stat[1]", "'integer'")},
+        inode = {_STAT4} * {_typed("$.stat[2]", "'integer'")},
+        ctime_ns = {_STAT4} * {_typed("$.stat[3]", "'integer'")};
     """,
 )
 LATEST = len(MIGRATIONS)

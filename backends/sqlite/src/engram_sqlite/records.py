@@ -46,13 +46,13 @@ def to_document(row: Sequence[Any]) -> Document:
     return Document.model_construct(id=did, hash=hash_, metadata=json.loads(metadata))
 
 
-STAMP_COLUMNS = "source, path, size, mtime_ns, inode, indexed_at"
+STAMP_COLUMNS = "source, path, size, mtime_ns, inode, ctime_ns, indexed_at"
 PUT_DOCUMENT = (  # parameters: id, hash, metadata JSON, then ``stamp_columns``
     f"INSERT INTO documents(id, hash, metadata, {STAMP_COLUMNS}) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
     "hash = excluded.hash, metadata = excluded.metadata, source = excluded.source, "
     "path = excluded.path, size = excluded.size, mtime_ns = excluded.mtime_ns, "
-    "inode = excluded.inode, indexed_at = excluded.indexed_at"
+    "inode = excluded.inode, ctime_ns = excluded.ctime_ns, indexed_at = excluded.indexed_at"
 )
 PRUNE_DOCUMENT = (  # parameters: the document id, the JSON list of chunk ids to keep
     "DELETE FROM chunks WHERE document_id = ? AND id NOT IN (SELECT value FROM json_each(?))"
@@ -64,9 +64,9 @@ MANY_ROOTS = 32  # more roots (a collection indexing its files one by one) go as
 
 def stamps_query(roots: int, sources: int) -> str:
     """The stamps (``engram.stamps.Stamp``) of the records of ``sources`` sources under
-    ``roots`` roots, from the columns ``put_document`` fills (migration 4): one plain query for
-    every label, no JSON parsed, no ``Document`` built (a no-op re-index of 10K files reads 10K
-    of them), each row already the ``Stamp`` tuple. Parameters: the settling time,
+    ``roots`` roots, from the columns ``put_document`` fills (migrations 4 and 6): one plain
+    query for every label, no JSON parsed, no ``Document`` built (a no-op re-index of 10K files
+    reads 10K of them), each row already the ``Stamp`` tuple. Parameters: the settling time,
     the sources, then per root the root, root + "/" and root + "0" ("0" follows "/": the range
     is exactly the paths that start with root + "/"). The mtime test is the same IEEE double
     arithmetic as ``stamp_of``'s."""
@@ -79,7 +79,7 @@ def stamps_query(roots: int, sources: int) -> str:
         under = " OR ".join(["(path = ? OR (path >= ? AND path < ?))"] * roots) or "0"
     return (
         "SELECT CASE WHEN hash != '' AND mtime_ns / 1e9 + ? <= indexed_at THEN size END, "
-        "mtime_ns, inode, source, id FROM documents "
+        "mtime_ns, inode, ctime_ns, source, id FROM documents "
         f"WHERE source IN ({', '.join('?' * sources) or 'NULL'}) AND ({under})"
     )
 
@@ -97,7 +97,7 @@ def stamps_statement(
 
 def to_stamps(rows: Sequence[Stamp]) -> dict[str, Stamp]:
     """Rows selected with ``stamps_query`` (each a ``Stamp``, the id last) by document id."""
-    return {row[4]: row for row in rows}
+    return {row[5]: row for row in rows}
 
 
 def document_row(document: Document) -> tuple[Any, ...]:
@@ -109,7 +109,7 @@ def document_row(document: Document) -> tuple[Any, ...]:
 def stamp_columns(document: Document) -> tuple[Any, ...]:
     """The values of ``STAMP_COLUMNS`` for a record, typed as ``engram.stamps`` reads them."""
     meta = document.metadata
-    stat = stat_from(meta.get("stat")) or (None, None, None)
+    stat = stat_from(meta.get("stat")) or (None, None, None, None)
     return (
         stamp_text(meta.get("source")),
         stamp_text(meta.get("path")),

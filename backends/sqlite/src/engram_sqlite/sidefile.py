@@ -61,6 +61,9 @@ class Records:
     rowids: Rowids
     matrix: Matrix
     packed: Packed | None = None  # the records themselves (copying whole records is fastest)
+    # (device, inode, end) of the file the records are mapped from: a map must not be read
+    # once that file is cut below ``end`` (SIGBUS), see ``cut_below``.
+    mapped: tuple[int, int, int] | None = None
 
 
 def read_header(fh: BinaryIO) -> Header | None:
@@ -136,6 +139,8 @@ def load(path: Path) -> Records | None:
             header = read_header(fh)
             if header is None:
                 return None
+            st = os.fstat(fh.fileno())
+            mapped = (st.st_dev, st.st_ino, _end(header))
             if header.count == 0:
                 return Records(
                     header,
@@ -154,7 +159,18 @@ def load(path: Path) -> Records | None:
     # Plain ndarray views of the map (the map stays alive through them): indexing a memmap
     # subclass goes through Python on every call, a cost each search paid several times.
     packed = records.view(np.ndarray)
-    return Records(header, packed["rowid"], packed["vector"], packed)
+    return Records(header, packed["rowid"], packed["vector"], packed, mapped)
+
+
+def cut_below(path: Path, mapped: tuple[int, int, int]) -> bool:
+    """Whether the mapped file (same device and inode) is now shorter than the records mapped
+    from it: someone truncated it, and touching the map would kill the process (SIGBUS). A file
+    replaced by a rewrite is another inode: the old map stays valid."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == mapped[:2] and st.st_size < mapped[2]
 
 
 def pack(rowids: Rowids, matrix: Matrix) -> Packed:

@@ -32,7 +32,7 @@ from typing import Any
 from engram import Stamp
 from engram_sqlite.records import id_list, to_stamps
 
-FORMAT = 1
+FORMAT = 2  # 2: the ctime in each stamp (engram.stamps)
 MAGIC = b"ENGRAMST"
 TOKEN_KEY = "documents_token"
 _TOKEN = f"SELECT value FROM meta WHERE key = '{TOKEN_KEY}'"
@@ -127,7 +127,7 @@ class StampCache:
             return
         for doc_id in ids:
             cached.stamps.pop(doc_id, None)
-        cached.stamps.update(to_stamps([row[1:] for row in found if row[5] is not None]))
+        cached.stamps.update(to_stamps([row[1:] for row in found if row[6] is not None]))
         cached.token = after
         cached.saved = False
 

@@ -95,6 +95,7 @@ class SQLiteStore(ClosingStore):
         self.options = options if options is not None else SQLiteOptions()
         # The registry binds the manager it was built from; built by hand, no hooks unless given.
         self._db = Database(self.options, plugin_manager)
+        self.created = self._db.created  # the file was made by this open (``Memory.open``)
         self._matrix = SideMatrix(self.options.vectors_path())
         self._meta = SearchMeta(lambda: self._db.writes)
         self._stamps = StampCache(self.options.stamps_path())
@@ -110,6 +111,11 @@ class SQLiteStore(ClosingStore):
             raise
 
     # -- plumbing -----------------------------------------------------------------------------
+
+    def check_integrity(self) -> None:
+        """Raise ``IndexDamaged`` when SQLite's ``quick_check`` finds the file broken below
+        the pages a command reads (what ``engram.recovery`` asks before it heals a store)."""
+        self._db.check_integrity()
 
     @property
     def connection(self) -> sqlite3.Connection:

@@ -1,5 +1,6 @@
 """The ``engram`` command. Library errors become one line on stderr and exit code 1; usage errors
-get click's usage message and exit code 2; Ctrl+C exits 130. Never a traceback, but for a bug.
+get click's usage message and exit code 2 (an argument that is not UTF-8: one line, exit 2);
+Ctrl+C exits 130. Never a traceback, but for a bug.
 
 Start-up is paid by every host hook, so a command imports only its own module: ``COMMANDS`` says
 which module registers which command, and plugins load only for a name not in it (``bench``) or
@@ -129,18 +130,69 @@ def main(argv: list[str] | None = None) -> int:
         parsed = entry.parse(args)
         if parsed is not None:
             return entry.main(parsed)
-    from engram.errors import EngramError
+    for number, word in enumerate(args, 1):
+        if not _is_utf8(word):
+            raw = word.encode("utf-8", "surrogateescape")
+            sys.stderr.write(
+                f"error: argument {number} ({raw!r}) is not valid UTF-8; engram takes its "
+                "arguments as UTF-8 text\n"
+            )
+            return 2
+    return _run(args)
 
-    try:
-        build_app(args)(args=args, prog_name="engram", standalone_mode=True)
-    except SystemExit as exc:
-        return _exit_code(exc.code)
-    except EngramError as exc:
-        from engram.cli.common import print_labelled
 
-        print_labelled("error:", str(exc), style="bold red")
-        return 1
+def _run(args: list[str]) -> int:
+    """The command, once more when it met a local index damaged below what opening reads (a
+    broken table, a file cut short): the next open heals it (moved aside, rebuilt)."""
+    from engram.cli import common
+    from engram.errors import EngramError, IndexDamaged
+
+    for attempt in (1, 2):
+        try:
+            build_app(args)(args=args, prog_name="engram", standalone_mode=True)
+        except SystemExit as exc:
+            return _exit_code(exc.code)
+        except IndexDamaged as exc:
+            if attempt == 1 and exc.files and common.heal_next_open(exc):
+                continue
+            from engram import damage_mark
+
+            damage_mark.record(common.loaded[0] if common.loaded else None, exc)
+            common.print_labelled("error:", _one_line(str(exc)), style="bold red")
+            return 1
+        except EngramError as exc:
+            common.print_labelled("error:", _one_line(str(exc)), style="bold red")
+            return 1
+        except OSError as exc:  # the system refused a path given (too long, not allowed, gone)
+            common.print_labelled("error:", _one_line(_os_message(exc)), style="bold red")
+            return 1
+        return 0
     return 0
+
+
+def _one_line(message: str) -> str:
+    """An error as one line: a line break or control character a user's value brought into it
+    (a path with a newline) is shown escaped, so the message stays one line for scripts."""
+    if message.isprintable():
+        return message
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in message)
+
+
+def _os_message(exc: OSError) -> str:
+    """An operating-system error as one short line: what failed, on which path (cut short)."""
+    name = exc.filename
+    where = "" if name is None else f": {str(name)[:120]}{'…' if len(str(name)) > 120 else ''}"
+    return f"{exc.strerror or type(exc).__name__}{where}"
+
+
+def _is_utf8(word: str) -> bool:
+    """Whether an argument was UTF-8: Python turns other bytes of argv into lone surrogates,
+    which no store, file or JSON can hold (refused here, in one line, for every command)."""
+    try:
+        word.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _exit_code(code: str | int | None) -> int:

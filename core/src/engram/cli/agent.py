@@ -51,17 +51,23 @@ def mcp_command(
 
     if http:
         mcp.check_loopback(host)
-    lock = threading.RLock()
-    with open_memory(ctx) as memory:
-        toolbox = Toolbox(memory, lock)
+    from engram.keeper import Keeper
+
+    # One keeper for the tools and the watcher: the memory it holds is replaced when the index
+    # is healed under the server, so that one (not the first) is closed at the end.
+    keeper = Keeper(open_memory(ctx), threading.RLock())
+    try:
+        toolbox = Toolbox(keeper)
         if watch:
             _need("watchfiles")
             from engram.watch import background_watcher
 
-            with background_watcher(memory, lock=lock):
+            with background_watcher(keeper):
                 mcp.run(toolbox, http=http, host=host, port=port)
         else:
             mcp.run(toolbox, http=http, host=host, port=port)
+    finally:
+        keeper.memory.close()
 
 
 def watch_command(
@@ -86,10 +92,13 @@ def watch_command(
                 print_labelled("warning:", warning)
             console.print(f"{event.source}: {event.report.summary()}", highlight=False)
 
-    with open_memory(ctx) as memory:
+    from engram.keeper import Keeper
+
+    keeper = Keeper(open_memory(ctx))
+    try:
         try:
             watch_memory(
-                memory,
+                keeper,
                 on_event=show,
                 on_ready=lambda: err_console.print("watching for changes (Ctrl+C stops)"),
                 debounce_ms=debounce_ms,
@@ -98,6 +107,8 @@ def watch_command(
         except KeyboardInterrupt:
             err_console.print("stopped watching", highlight=False)
             raise typer.Exit(130) from None
+    finally:
+        keeper.memory.close()
 
 
 def sessions_command(

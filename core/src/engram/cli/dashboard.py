@@ -66,7 +66,11 @@ def dashboard_command(
     if warning:
         print_labelled("warning:", warning)
     url = url_for(host, port)
-    with open_memory(ctx) as memory:
+    from engram.keeper import Keeper
+
+    keeper = Keeper(open_memory(ctx))
+    try:
+        memory = keeper.memory
         project = memory.config.root.resolve()
         running = already_running(project, url)
         if running:
@@ -76,5 +80,7 @@ def dashboard_command(
         console.print(f"engram dashboard of {project} at {url} (Ctrl+C stops it)", highlight=False)
         if open_browser:
             webbrowser.open(url)
-        app = build_app(DashboardData(memory), allowed_hosts(host, allowed_host or []))
+        app = build_app(DashboardData(keeper), allowed_hosts(host, allowed_host or []))
         serve(app, sock, project, url)
+    finally:
+        keeper.memory.close()

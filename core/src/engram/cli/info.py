@@ -43,6 +43,14 @@ def stats_command(
     console.print(f"memories   {stats['memories']} live {stats['memories_by_type'] or ''}")
     console.print(f"identity   {identity or 'none yet (nothing indexed)'}")
     console.print(f"cache      {stats['cache']}")
+    for name, part in (stats.get("origins") or {}).items():
+        mine = "  (this vault)" if part["this_vault"] else ""
+        console.print(
+            f"origin     {name} [{part['id']}]: {part['documents']} documents, "
+            f"{part['chunks']} chunks{mine}",
+            markup=False,
+            highlight=False,
+        )
 
 
 def plugins_command() -> None:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from engram.capture import CaptureReport, project_files, read_messages
-from engram.cli.common import console, err_console, open_memory
+from engram.cli.common import console, err_console, open_memory, read_stdin
 from engram.errors import ConfigError, ExtractorError
 from engram.extraction import MODES, check_mode
 from engram.scopes import SCOPES, Scope
@@ -76,7 +76,7 @@ def _read_input(source: str | None) -> tuple[str, str]:
                 "give a transcript file, or pipe JSON messages in: "
                 'echo \'[{"role": "user", "content": "..."}]\' | engram capture -'
             )
-        return sys.stdin.read(), "stdin"
+        return read_stdin(), "stdin"
     path = Path(source).expanduser()
     if not path.is_file():
         raise ConfigError(f"{source} is not a file; give a transcript or - for stdin")

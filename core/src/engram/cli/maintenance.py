@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel
 
+from engram import damage_mark
 from engram.cli.common import console, err_console, get_config
 from engram.config import EngramConfig, parse_overrides, plugin_options
 from engram.errors import ConfigError
@@ -22,7 +23,7 @@ from engram.migrate import migrate
 from engram.parts import build_part
 from engram.plugins import build_registry, get_plugin_manager
 from engram.protocols import Optimizes, Store, Summarises
-from engram.recovery import open_store
+from engram.recovery import open_store, view_for
 from engram.registry import Registry
 
 
@@ -68,9 +69,10 @@ def migrate_command(
             f"--from and --to are the same {to} store; point the target elsewhere, e.g. "
             f"--to-set path=.engram/{to}-copy"
         )
-    source: Store = registry.get("store", source_name).build(source_options)
+    # A shared store is read and written as this vault's origin (engram.origins).
+    source: Store = view_for(config, registry.get("store", source_name).build(source_options))
     try:
-        target: Store = registry.get("store", to).build(target_options)
+        target: Store = view_for(config, registry.get("store", to).build(target_options))
         try:
             report = migrate(
                 source,
@@ -124,7 +126,8 @@ def optimize_command(
     """Compact the configured store, clean up old versions and update its indexes."""
     config = get_config(ctx)
     backend = config.store.backend
-    store: Store = build_part(config, build_registry(get_plugin_manager()), "store")
+    built: Store = build_part(config, build_registry(get_plugin_manager()), "store")
+    store = view_for(config, built)
     try:
         if not isinstance(store, Optimizes):
             reason = f"the {backend} store has nothing to optimize: it needs no maintenance"
@@ -166,6 +169,7 @@ def reset_command(
         )
     store, damaged = open_store(config, build_registry(get_plugin_manager()), clear_remote=True)
     try:
+        damage_mark.clear(config)
         store.reset()
     finally:
         store.close()

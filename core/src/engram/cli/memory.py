@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Annotated
 
 import typer
 
-from engram.cli.common import console, err_console, open_memory
+from engram.cli.common import console, err_console, open_memory, read_stdin
 from engram.lifecycle.conflicts import conflict_note
 from engram.models import MemoryType
-from engram.scopes import Scope
+from engram.scopes import FolderScope, Scope
 
 
 def register(app: typer.Typer) -> None:
@@ -39,7 +38,7 @@ def remember_command(
     """Save a memory as a markdown file and index it. The same fact already stored is updated
     instead (its earlier wording kept as a revision); memories it reverses are superseded, and
     ones it may contradict are linked."""
-    text = sys.stdin.read() if content == "-" else content
+    text = read_stdin() if content == "-" else content
     with open_memory(ctx) as memory:
         stored = memory.remember(
             text, title=title, type=type_, scope=scope, tags=tag or [], importance=importance
@@ -48,7 +47,7 @@ def remember_command(
         console.print_json(stored.model_dump_json())
         return
     for warning in stored.warnings:
-        err_console.print(f"warning: {warning}", markup=False, highlight=False)
+        err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     verb = "remembered" if stored.action == "created" else "updated"
     line = f"{verb} {stored.id} → {stored.path}"
     if stored.action == "updated":
@@ -92,7 +91,7 @@ def restore_command(
         console.print_json(stored.model_dump_json())
         return
     for warning in stored.warnings:
-        err_console.print(f"warning: {warning}", markup=False, highlight=False)
+        err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     line = f"restored {stored.id} → {stored.path}"
     if stored.conflicts_with:
         line += f" (conflicts with {', '.join(stored.conflicts_with)})"
@@ -103,7 +102,7 @@ def list_command(
     ctx: typer.Context,
     type_: Annotated[MemoryType | None, typer.Option("--type", help="Only this type.")] = None,
     scope: Annotated[
-        str | None, typer.Option(help="Only this scope: project, user or external.")
+        FolderScope | None, typer.Option(help="Only this scope: project, user or external.")
     ] = None,
     tag: Annotated[str | None, typer.Option(help="Only memories with this tag.")] = None,
     since: Annotated[str | None, typer.Option(help="Created on or after (ISO date).")] = None,
@@ -172,7 +171,7 @@ def recall_command(
         console.print_json(result.model_dump_json())
         return
     for warning in result.warnings:
-        err_console.print(f"warning: {warning}", markup=False, highlight=False)
+        err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     if result.text:
         typer.echo(result.text)
     err_console.print(

@@ -12,7 +12,7 @@ from engram.cli.common import console, open_memory, print_labelled
 from engram.errors import ConfigError
 from engram.filters import And, Eq, Filter, parse_filter
 from engram.lifecycle.conflicts import conflict_note, created_at_of
-from engram.models import SearchMode, SearchResult
+from engram.models import MemoryType, SearchMode, SearchResult
 from engram.search.types import asked_type, typed_hits, with_typed
 from engram.snippets import snippet
 
@@ -65,7 +65,7 @@ def search_command(
         ),
     ] = None,
     memory_type: Annotated[
-        str | None,
+        MemoryType | None,
         typer.Option(
             "--type",
             help="Only memories of this type (preference, decision, project-brief…). A query "

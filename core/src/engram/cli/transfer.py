@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from engram.cli.common import console, err_console, open_memory
+from engram.cli.common import console, err_console, open_memory, read_stdin
 from engram.errors import ConfigError
+
+if TYPE_CHECKING:
+    from engram.lifecycle.transfer import ExportRecord
+    from engram.memory import Memory
 
 
 def register(app: typer.Typer) -> None:
@@ -22,20 +27,49 @@ def export_command(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write to this file (default: stdout).")
     ] = None,
+    origin: Annotated[
+        str | None,
+        typer.Option(
+            "--origin",
+            help="On a shared store: export the memories another machine (an origin name or "
+            "id, see `engram stats`) indexed there, from the texts the server keeps.",
+        ),
+    ] = None,
 ) -> None:
     """Write every memory (revisions, supersede chains, scopes, importance, access counts) as
     JSON lines, one memory a line: a backup, or a move to another machine."""
     from engram.lifecycle.transfer import export_memories
 
     with open_memory(ctx) as memory:
-        lines = [r.model_dump_json() + "\n" for r in export_memories(memory.writer)]
+        if origin is None:
+            lines = [r.model_dump_json() + "\n" for r in export_memories(memory.writer)]
+        else:
+            lines = [r.model_dump_json() + "\n" for r in _stored_memories(memory, origin)]
     if out is None:
         sys.stdout.write("".join(lines))
         return
-    tmp = out.with_name(out.name + ".part")
-    tmp.write_text("".join(lines), encoding="utf-8")
-    tmp.replace(out)
+    _write_whole(out, "".join(lines))
     err_console.print(f"exported {len(lines)} memories → {out}", markup=False, highlight=False)
+
+
+def _stored_memories(memory: Memory, origin: str) -> list[ExportRecord]:
+    """One origin's memories as the shared store keeps them (``export --origin``)."""
+    from engram.lifecycle.transfer import export_stored
+    from engram.origins import OriginStore, split_stored
+
+    store = memory.store
+    if not isinstance(store, OriginStore):
+        raise ConfigError(
+            f"--origin reads a store that many machines share; the {memory.config.store.backend} "
+            "store configured here belongs to this vault alone (plain `engram export` has it all)"
+        )
+    wanted = store.resolve_origin(origin)
+    records = []
+    for stored_id, record in store.all_documents().items():
+        parts = split_stored(stored_id)
+        if parts is not None and parts[0] == wanted:
+            records.append(record.model_copy(update={"id": parts[1]}))
+    return list(export_stored(records, memory.config.memory.dir.as_posix()))
 
 
 def import_command(
@@ -48,12 +82,15 @@ def import_command(
     from engram.lifecycle.transfer import import_memories, read_records
 
     if source == "-":
-        raw, name = sys.stdin.read(), "stdin"
+        raw, name = read_stdin(), "stdin"
     else:
         path = Path(source)
         if not path.is_file():
             raise ConfigError(f"{source} is not a file; give a file written by `engram export`")
-        raw, name = path.read_text(encoding="utf-8", errors="replace"), source
+        try:
+            raw, name = path.read_text(encoding="utf-8", errors="replace"), source
+        except OSError as exc:
+            raise ConfigError(f"cannot read {source}: {exc.strerror or exc}") from None
     records = list(read_records(raw.splitlines(), name))
     with open_memory(ctx) as memory:
         report = import_memories(memory.writer, records)
@@ -61,5 +98,24 @@ def import_command(
         console.print_json(report.model_dump_json())
         return
     for warning in report.warnings:
-        err_console.print(f"warning: {warning}", markup=False, highlight=False)
+        err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     console.print(report.summary(), markup=False, highlight=False)
+
+
+def _write_whole(out: Path, text: str) -> None:
+    """``text`` into ``out`` whole or not at all (a ``.part`` file renamed over it); a path
+    that cannot be written is one line (``ConfigError``) and leaves no ``.part`` behind."""
+    where = str(out) if len(str(out)) <= 200 else f"{str(out)[:200]}…"
+    try:
+        if out.is_dir():
+            raise ConfigError(f"{where} is a folder; give a file name, e.g. {where}/x.jsonl")
+    except OSError as exc:
+        raise ConfigError(f"cannot write {where}: {exc.strerror or exc}") from None
+    tmp = out.with_name(out.name + ".part")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise ConfigError(f"cannot write {where}: {exc.strerror or exc}") from None

@@ -6,17 +6,21 @@ tests see exactly what a person sees.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from engram import __version__
 from engram.chunking import read_frontmatter
 from engram.dashboard import activity
-from engram.errors import EngramError
+from engram.errors import EngramError, MemoryNotFound
+from engram.keeper import Keeper
 from engram.memory import Memory
-from engram.models import MemoryInfo
+from engram.memory_files import info_from
+from engram.models import Document, MemoryInfo
+from engram.origins import ORIGIN_NAME_KEY, TEXT_KEY, OriginStore
+from engram.redact import strip_private, strip_private_data
 from engram.sources import SourceNamer
 from engram.usage import UsageLedger, ledger_path
 
@@ -27,17 +31,22 @@ class DashboardData:
     """One open memory behind a lock: the server answers requests on worker threads, and a
     store's connection is used by one of them at a time."""
 
-    def __init__(self, memory: Memory) -> None:
-        self.memory = memory
+    def __init__(self, memory: Memory | Keeper) -> None:
+        # The keeper reopens (and heals) the index when it is replaced, removed or damaged
+        # while the dashboard runs; its lock serialises the worker threads' reads.
+        self.keeper = memory if isinstance(memory, Keeper) else Keeper(memory)
+        memory = self.keeper.memory
         self.ledger = ledger_path(memory.config)
         config = memory.config
         collections = config.resolve(config.memory.collections_dir)
         self.source_of = SourceNamer(config.root, [f.path for f in memory.folders], collections)
-        self._lock = threading.Lock()
+
+    @property
+    def memory(self) -> Memory:
+        return self.keeper.memory
 
     def health(self) -> dict[str, Any]:
-        with self._lock:
-            documents = len(self.memory.store.list_documents())
+        documents = len(self.keeper.run(lambda m: m.store.list_documents()))
         return {
             "status": "ok",
             "version": __version__,
@@ -51,8 +60,7 @@ class DashboardData:
         self, *, type: str | None = None, scope: str | None = None, history: bool = False
     ) -> dict[str, Any]:
         """Memory files by type and scope (counts over all of them) and the ones asked for."""
-        with self._lock:
-            every = self.memory.list_memories(include_superseded=True)
+        every = self.keeper.run(lambda m: m.list_memories(include_superseded=True))
         live = [m for m in every if m.live]
         shown = [
             m
@@ -68,21 +76,28 @@ class DashboardData:
 
     def search(self, query: str, limit: int = 10) -> dict[str, Any]:
         """engram's search, as ``engram search`` runs it (memory history left out)."""
-        with self._lock:
-            result = self.memory.search(query, limit=limit, count_access=False)
+        result = self.keeper.run(lambda m: m.search(query, limit=limit, count_access=False))
         hits = []
         for hit in result.hits:
             meta = hit.chunk.metadata
+            # Another machine's document on a shared store is named by its stored id, and its
+            # page is read from the server.
+            elsewhere = self._foreign(hit.chunk.document_id)
+            path = (
+                hit.chunk.document_id if elsewhere else str(meta.get("path", hit.chunk.document_id))
+            )
+            ref = _memory_ref(meta) if "memory_scope" in meta else None
             hits.append(
                 {
-                    "path": str(meta.get("path", hit.chunk.document_id)),
+                    "path": path,
                     "title": str(meta.get("title", "")),
                     "type": meta.get("type"),
                     "source": meta.get("source"),
+                    "origin": meta.get(ORIGIN_NAME_KEY),
                     "score": round(hit.score, 4),
                     "snippet": hit.chunk.text[:400],
                     # The memory page's reference, for a memory file (not a vault note).
-                    "memory": _memory_ref(meta) if "memory_scope" in meta else None,
+                    "memory": path if elsewhere and ref else ref,
                 }
             )
         return {
@@ -96,26 +111,55 @@ class DashboardData:
     def memory_page(self, id_or_path: str) -> dict[str, Any]:
         """A memory's frontmatter, text, supersede chain and every wording of the chain, oldest
         first (``MemoryNotFound`` when unknown)."""
-        with self._lock:
-            chain = self.memory.history(id_or_path)
+        if self._foreign(id_or_path):
+            return self._foreign_page(id_or_path)
+        chain = self.keeper.run(lambda m: m.history(id_or_path))
         info = chain.memory
         text = (self.memory.config.root / info.path).read_text(encoding="utf-8")
         parsed = read_frontmatter(text)
         return {
             "memory": _info(info),
-            "frontmatter": parsed.metadata,
-            "text": parsed.body,
+            # A hand-edited file may hold <private> spans: shown nowhere, here neither.
+            "frontmatter": strip_private_data(parsed.metadata),
+            "text": strip_private(parsed.body),
             "chain": [_info(m) for m in chain.chain],
             "entries": [e.model_dump(mode="json") for e in chain.entries],
+        }
+
+    def _foreign(self, some_id: str) -> bool:
+        store = self.memory.store
+        return isinstance(store, OriginStore) and store.foreign(some_id)
+
+    def _foreign_page(self, stored_id: str) -> dict[str, Any]:
+        """Another machine's memory, read-only from the text the shared store keeps: its own
+        machine holds its history (``read_only`` says so)."""
+
+        def read(memory: Memory) -> Document | None:
+            store = memory.store
+            assert isinstance(store, OriginStore)
+            return store.foreign_document(stored_id)
+
+        record = self.keeper.run(read)
+        text = record.metadata.get(TEXT_KEY) if record is not None else None
+        if record is None or not isinstance(text, str):
+            raise MemoryNotFound(f"{stored_id} is not on the shared store (or keeps no text)")
+        parsed = read_frontmatter(strip_private(text))
+        info = info_from(parsed.metadata, Path(stored_id), Path("/"))
+        return {
+            "memory": _info(info.model_copy(update={"path": stored_id})),
+            "frontmatter": parsed.metadata,
+            "text": parsed.body,
+            "chain": [],
+            "entries": [],
+            "read_only": True,
+            "origin": record.metadata.get(ORIGIN_NAME_KEY),
         }
 
     def index(self) -> dict[str, Any]:
         """Documents and chunks per source (vault notes, memories, collections, sessions), when
         each was last indexed, the identity of the index (embedder, model, dimension, chunker)
         and the embedding cache's size."""
-        with self._lock:
-            counts = self.memory.stats()
-            identity = self.memory.store.get_identity()
+        counts, identity = self.keeper.run(lambda m: (m.stats(), m.store.get_identity()))
         sources = {
             name: {
                 "documents": s["documents"],
@@ -160,9 +204,9 @@ class DashboardData:
     def activity(self, limit: int = 50) -> dict[str, Any]:
         """What happened lately, newest first, from everything engram records durably (see
         ``engram.dashboard.activity``): errors included, and what is not recorded said."""
-        with self._lock:
-            documents = self.memory.store.list_documents()
-            every = self.memory.list_memories(include_superseded=True)
+        documents, every = self.keeper.run(
+            lambda m: (m.store.list_documents(), m.list_memories(include_superseded=True))
+        )
         events = [
             *activity.index_events(documents, self.source_of),
             *activity.memory_events(every),

@@ -127,6 +127,14 @@ def memory_page(data: dict[str, Any]) -> str:
         ]
         for e in data.get("entries", [])
     ]
+    if data.get("read_only"):
+        origin = escape(str(data.get("origin") or "another machine"))
+        return page(
+            m["title"],
+            f'<p class="muted">{escape(m["path"])} · from {origin}, read-only: that machine '
+            f"keeps its history</p><pre>{escape(data['text'])}</pre>"
+            f"<h2>Frontmatter</h2><table>{front}</table>",
+        )
     body = (
         f'<p class="muted">{escape(m["path"])}</p><pre>{escape(data["text"])}</pre>'
         f"<h2>Frontmatter</h2><table>{front}</table>"

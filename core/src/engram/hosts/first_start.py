@@ -38,6 +38,7 @@ SECTIONS = frozenset(
         "sessions",
         "recall",
         "lifecycle",
+        "origin",
         "capture",
     }
 )

@@ -8,9 +8,12 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engram.errors import EngramError
+from engram.errors import EngramError, IndexDamaged
+
+if TYPE_CHECKING:
+    from engram.config import EngramConfig
 
 Result = dict[str, Any]
 
@@ -18,11 +21,9 @@ Result = dict[str, Any]
 def run_job(job: dict[str, Any]) -> Result:
     """session-start → the recall block; capture → re-index the vault's changed notes, index
     this project's sessions, then capture the turns that grew since the last capture."""
-    from engram import recall as recalling
+    from engram import damage_mark
     from engram.config import load_config
     from engram.hosts import quiet
-    from engram.memory import Memory
-    from engram.scopes import memory_folders
 
     if job["event"] == "session-start":
         quiet.forget(job)  # a stamp stands only for the recall that wrote it
@@ -37,7 +38,24 @@ def run_job(job: dict[str, Any]) -> Result:
     if root and job.get("host") == "claude-code" and config.sessions.claude_dir is None:
         # The host's own transcript tells where its transcripts are (CLAUDE_CONFIG_DIR & co).
         config.sessions.claude_dir = Path(root)
-    with Memory.open(config) as memory:
+    try:
+        return _work(job, config, settings)
+    except IndexDamaged as exc:
+        if exc.files:  # local damage met mid-job: healed (moved aside, rebuilt), done once more
+            return _work(job, config, settings, suspect=exc)
+        damage_mark.record(config, exc)  # called damaged here: nobody writes it until rebuilt
+        raise
+
+
+def _work(
+    job: dict[str, Any], config: EngramConfig, settings: str, suspect: IndexDamaged | None = None
+) -> Result:
+    from engram import recall as recalling
+    from engram.hosts import quiet
+    from engram.memory import Memory
+    from engram.scopes import memory_folders
+
+    with Memory.open(config, suspect=suspect) as memory:
         if job["event"] == "session-start":
             folders = [f.path for f in memory_folders(config)]
             tree = quiet.folders_digest(folders)  # before recall reads them

@@ -21,7 +21,7 @@ from engram.document_ids import relative_id
 from engram.errors import ConfigError
 from engram.ingest.bulk import gc_paused
 from engram.ingest.vault import Selection, VaultFile, walk
-from engram.stamps import Stamp, Stat
+from engram.stamps import Stamp, Stat, stat_of
 
 # (document id, location, root, label, stat or None when it failed) of a file to read
 _Suspect = tuple[str, str, Path, str, Stat | None]
@@ -130,11 +130,11 @@ def _folder(
             except OSError:  # gone since the listing, or unreadable: the read says why
                 suspects.append((doc_id, folder + name, root, label, None))
                 continue
-            size, mtime_ns, inode = st.st_size, st.st_mtime_ns, st.st_ino
+            size, mtime_ns, inode, ctime_ns = st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
             stamp = stamp_for(doc_id)
-            if stamp is not None and stamp == (size, mtime_ns, inode, label, doc_id):
+            if stamp is not None and stamp == (size, mtime_ns, inode, ctime_ns, label, doc_id):
                 continue
-            suspects.append((doc_id, folder + name, root, label, (size, mtime_ns, inode)))
+            suspects.append((doc_id, folder + name, root, label, (size, mtime_ns, inode, ctime_ns)))
 
 
 def _single(
@@ -156,7 +156,7 @@ def _single(
     except OSError:
         suspects.append((doc_id, location, path.parent, label, None))
         return
-    stat = (st.st_size, st.st_mtime_ns, st.st_ino)
+    stat = stat_of(st)
     if known.get(doc_id) != (*stat, label, doc_id):  # one file: clarity over speed
         suspects.append((doc_id, location, path.parent, label, stat))
 

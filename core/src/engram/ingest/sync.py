@@ -2,12 +2,13 @@
 leave unchanged ones alone. The writing itself (batches, keyword-only fallback, crash-safe
 order) is ``engram.ingest.engine``'s, shared with agent sessions.
 
-A file is unchanged, without being read, when its (size, mtime_ns, inode) are those its record
-kept, taken before the read that indexed it, and its mtime was at least ``STABLE_S`` seconds
-older than that indexing (a file written within the file system's timestamp granularity of its
-indexing could change again unseen: it is hashed, as git treats "racily clean" files); see
-``engram.stamps``. When the stat differs, the content hash decides, and a file whose content is
-the same gets its record's stat refreshed, so the next run needs no read either.
+A file is unchanged, without being read, when its (size, mtime_ns, inode, ctime_ns) are those
+its record kept, taken before the read that indexed it, and its mtime was at least
+``STABLE_S`` seconds older than that indexing (a file written within the file system's
+timestamp granularity of its indexing could change again unseen: it is hashed, as git treats
+"racily clean" files); see ``engram.stamps``. When the stat differs, the content hash decides,
+and a file whose content is the same gets its record's stat refreshed, so the next run needs
+no read either.
 
 A no-op run is then one bulk read of the stamps (both labels in one query) and one pass over
 the vault that finds and stats each file (``engram.ingest.scan``): no record is built, no root
@@ -29,9 +30,10 @@ from engram.ingest.report import IndexInterrupted, IndexReport, Progress, Skippe
 from engram.ingest.scan import Finder, Survey
 from engram.ingest.vault import VaultFile
 from engram.models import Chunk, Document
+from engram.origins import TEXT_KEY, OriginStore
 from engram.protocols import Embedder, Store
 from engram.redact import strip_private
-from engram.stamps import Stamp, Stat, stat_from
+from engram.stamps import Stamp, Stat, stat_from, stat_of
 
 SOURCE = "memory"  # the default label of a file (a vault note's is ``vault``: engram.sources)
 LABELS = (SOURCE, "vault")  # the labels of the files sync owns
@@ -172,6 +174,8 @@ def _sync(
         suspects, removed = found.suspects, found.removed
         full = records.documents([f.document_id for f, _ in suspects if f.document_id in known])
         writer = DocumentWriter(store, embedder, report, "files")
+        # On a shared store a record keeps its file's text: other machines read it from there.
+        keep_text = isinstance(store, OriginStore)
         if progress and found.files and not suspects:
             progress(found.files, found.files, "")
         for done, (file, stat) in enumerate(suspects, found.unchanged + 1):
@@ -194,10 +198,12 @@ def _sync(
                 report.changed += 1
             if dry_run:
                 continue
-            chunks, warnings = make_chunks(file.document_id, strip_private(text), digest)
+            clean = strip_private(text)
+            chunks, warnings = make_chunks(file.document_id, clean, digest)
             chunks = _labelled(chunks, file.source)
             report.warnings.extend(f"{file.document_id}: {w}" for w in warnings)
-            writer.add(Pending(file.document_id, digest, chunks, old_doc, _record(file, stat)))
+            record = _record(file, stat, clean if keep_text else None)
+            writer.add(Pending(file.document_id, digest, chunks, old_doc, record))
         writer.flush()
     except KeyboardInterrupt as exc:  # Ctrl+C: nothing is removed; say what was done
         report.seconds = time.perf_counter() - started
@@ -225,7 +231,7 @@ def _survey(files: Sequence[VaultFile], known: Mapping[str, Stamp]) -> Survey:
             seen += doc_id in known
             suspects.append((file, None))  # the read says why
             continue
-        stat = (st.st_size, st.st_mtime_ns, st.st_ino)
+        stat = stat_of(st)
         stamp = known.get(doc_id)
         if stamp is not None:
             seen += 1
@@ -275,9 +281,9 @@ def _restamped(old: Document, stat: Stat) -> Document:
     )
 
 
-def _record(file: VaultFile, stat: Stat | None) -> dict[str, object]:
+def _record(file: VaultFile, stat: Stat | None, text: str | None) -> dict[str, object]:
     """A vault file's record: its source, where it lives (``root`` is what ``get`` may read),
-    and its stat before it was read."""
+    its stat before it was read, and (``text``) what it says, when other machines read it."""
     record: dict[str, object] = {
         "source": file.source,
         "root": file.root.as_posix(),
@@ -285,6 +291,8 @@ def _record(file: VaultFile, stat: Stat | None) -> dict[str, object]:
     }
     if stat is not None:
         record["stat"] = list(stat)
+    if text is not None:
+        record[TEXT_KEY] = text
     return record
 
 

@@ -10,8 +10,10 @@ the embedder or the index is down or behind (it runs under the folder's write lo
 Parsing every memory's frontmatter on every write made a write cost O(memories) YAML parses
 (0.43 s of a 0.49 s ``remember`` at 500 memories), so what each file says (live memory of which
 type, the hash of its wording) is kept in a derived cache in the folder's ``.engram/``, keyed by
-the file's (size, mtime_ns, inode): a file whose stat changed, or changed too recently to trust
-its stat (``STABLE_S``), is read again; a cache that cannot be read is rebuilt.
+the file's (size, mtime_ns, inode, ctime_ns) (the ctime: an edit whose mtime was put back by
+``touch -r`` or ``cp -p`` must not keep the old hash; see ``engram.stamps``): a file whose stat
+changed, or changed too recently to trust its stat (``STABLE_S``), is read again; a cache that
+cannot be read is rebuilt.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ HASH_KEY = "content_hash"
 _TRAILING = ".!?;:,…。 \t\r\n"  # NFKC already made fullwidth marks ASCII
 CACHE_NAME = "content-hashes.json"
 STABLE_S = 2.0  # a file changed this recently may change again within its mtime's granularity
-_VERSION = 1
+_VERSION = 2  # 2: the ctime in each file's stamp (a cache of 1 is read as empty)
 
 
 def normalise(text: str) -> str:
@@ -60,7 +62,7 @@ def same_text(folder: Path, type: str, digest: str) -> Path | None:
             st = path.stat()
         except OSError:
             continue
-        key, stamp = str(path), [st.st_size, st.st_mtime_ns, st.st_ino]
+        key, stamp = str(path), [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
         entry = cache.get(key)
         if not (isinstance(entry, list) and len(entry) == 2 and entry[0] == stamp):
             facts = _facts(path)

@@ -4,7 +4,8 @@ with, and every earlier wording of each, oldest first.
 The chain is read from the frontmatter alone (``supersedes`` on the newer memory,
 ``superseded_by`` on the older one, ``conflicts_with`` both ways) and the wordings from the
 files (the body, and ``revisions``), so it all survives ``engram rebuild``. Either supersede
-link is enough: a memory superseded by aging or condensing has only ``superseded_by``.
+link is enough: a memory superseded by aging or condensing has only ``superseded_by``. Private
+spans a person typed into a wording or a title are left out, as every read path leaves them out.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from engram.document_ids import document_id_for, document_path
 from engram.lifecycle.revisions import revisions_from
 from engram.memory_files import wording_of
 from engram.models import MemoryInfo
+from engram.redact import strip_private
 
 
 class HistoryEntry(BaseModel):
@@ -90,11 +92,11 @@ def _entries(m: MemoryInfo, project_root: Path) -> list[HistoryEntry]:
             memory_id=m.id,
             path=m.path,
             when=r.when,
-            title=r.title,
-            wording=r.wording,
+            title=_shown(r.title),
+            wording=strip_private(r.wording),
             status=f"revision {n}",
             revision=n,
-            why=r.why,
+            why=_shown(r.why),
         )
         for n, r in enumerate(revisions_from(fm.metadata), start=1)
     ]
@@ -106,8 +108,13 @@ def _entries(m: MemoryInfo, project_root: Path) -> list[HistoryEntry]:
             path=m.path,
             when=m.touched_at,
             title=m.title,
-            wording=wording_of(dict(fm.metadata), fm.body),
+            wording=strip_private(wording_of(dict(fm.metadata), fm.body)),
             status=state,
         )
     )
     return out
+
+
+def _shown(text: str | None) -> str | None:
+    """A revision's label as shown: a hand-typed private span left out (wordings too)."""
+    return None if text is None else strip_private(text).strip() or None

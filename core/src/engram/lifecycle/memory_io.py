@@ -11,7 +11,7 @@ from typing import Any
 
 from engram.chunking import ChunkedDocument, read_frontmatter
 from engram.document_ids import document_path
-from engram.errors import MemoryNotFound
+from engram.errors import MemoryNotFound, StoreError
 from engram.ingest.sync import IndexReport, sync_files
 from engram.ingest.vault import VaultFile
 from engram.memory_files import info_from, replace_file, with_frontmatter
@@ -154,12 +154,24 @@ def index_documents(
             for c in chunks
         ], warnings
 
-    return sync_files(
-        files,
-        [f.path for f in files],
-        writer.store,
-        writer.embedder,
-        make_chunks,
-        max_file_bytes=max(writer.config.vault.max_file_bytes, MAX_MEMORY_BYTES),
-        written={doc_id: w.text for doc_id, w in known.items()},
-    )
+    def sync() -> IndexReport:
+        return sync_files(
+            files,
+            [f.path for f in files],
+            writer.store,
+            writer.embedder,
+            make_chunks,
+            max_file_bytes=max(writer.config.vault.max_file_bytes, MAX_MEMORY_BYTES),
+            written={doc_id: w.text for doc_id, w in known.items()},
+        )
+
+    try:
+        return sync()
+    except StoreError:
+        # `engram reset` or `rebuild` in another process emptied the index since this writer
+        # checked it (its identity gone with it): the file is written, so take the identity
+        # again and index it, rather than fail a write that was kept.
+        if writer.store.get_identity() is not None:
+            raise
+        writer.check_identity(writing=True)
+        return sync()

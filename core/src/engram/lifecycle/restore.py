@@ -35,6 +35,7 @@ from engram.lifecycle.memory_io import (
 from engram.lifecycle.revisions import REVISIONS_KEY, revisions_from, with_revision
 from engram.memory_files import memory_files, read_info, render, replace_file, status_of, wording_of
 from engram.models import Revision, StoredMemory
+from engram.redact import strip_private
 from engram.scopes import folder_of
 from engram.writer import Writer
 
@@ -87,7 +88,14 @@ def restore(
                     why=f"restored revision {revision}",
                 ),
             )
-            body, title = chosen.wording, chosen.title or title
+            # A hand-typed private span stays in the revision it came from, never goes live.
+            body = strip_private(chosen.wording).strip()
+            if not body:
+                raise InvalidMemory(
+                    f"revision {revision} of {memory_id} holds only private text; nothing to "
+                    "restore"
+                )
+            title = " ".join(strip_private(chosen.title or "").split()) or title
             meta.update(title=title, updated_at=stamp(when))
             meta[HASH_KEY] = content_hash(body)
         replace_file(path, render(meta, title, body))

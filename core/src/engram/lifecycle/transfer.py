@@ -1,7 +1,9 @@
 """``engram export`` and ``engram import``: every memory with its history, as JSON lines.
 
 A user's backup, or a move to another machine. One line per memory file: the whole markdown file
-byte for byte (``markdown``: frontmatter with revisions, supersede chain, links, importance),
+byte for byte but for ``<private>`` spans a person typed into it, which never leave the machine
+(import would drop them anyway) (``markdown``: frontmatter with revisions, supersede chain,
+links, importance),
 plus what is not in the file (the memory folder's access counts) and, for readers, the fields
 parsed out of it. Import writes the markdown back, so ids and chains survive the move.
 
@@ -22,6 +24,7 @@ Afterwards the written memories are indexed and the supersede chains repaired, a
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -35,23 +38,29 @@ from engram.errors import InvalidMemory, UnsafePath
 from engram.filters import parse_iso
 from engram.lifecycle import chains
 from engram.lifecycle.locking import write_lock
-from engram.lifecycle.memory_io import index_documents, now_ms, stamp
+from engram.lifecycle.memory_io import MAX_MEMORY_BYTES, index_documents, now_ms, stamp
 from engram.lifecycle.revisions import REVISIONS_KEY, revisions_from
 from engram.memory_files import (
+    MEMORY_ID,
     check_path_syntax,
+    info_from,
     memory_files,
-    read_info,
     render,
     replace_file,
+    without_private,
     wording_of,
     write_new_file,
 )
-from engram.models import Revision
-from engram.redact import strip_private
+from engram.models import Document, MemoryInfo, Revision
+from engram.origins import TEXT_KEY
+from engram.redact import has_private_tag, strip_private
 from engram.scopes import SCOPES, MemoryFolder, writable_folder
 from engram.writer import Writer
 
 FORMAT = "engram.memory/1"
+# A name leaves room for the "-9999" a taken name gets, under the usual 255-byte limit.
+MAX_NAME_BYTES = 200
+MAX_PATH = 1000
 _LINK_KEYS = ("supersedes", "conflicts_with", "related")
 
 
@@ -102,28 +111,64 @@ def export_memories(writer: Writer) -> Iterator[ExportRecord]:
     for folder in writer.folders:
         counts = writer.access.read(folder)
         for path in memory_files(folder.path):
-            text = path.read_text(encoding="utf-8", errors="replace")
-            info = read_info(path, writer.config.root)
+            text = without_private(path.read_text(encoding="utf-8", errors="replace"))
+            meta = read_frontmatter(text).metadata
+            info = info_from(meta, path, writer.config.root)
             seen = counts.get(info.id or "")
-            yield ExportRecord(
-                id=info.id,
-                scope=folder.scope,
-                path=path.relative_to(folder.path).as_posix(),
-                type=info.type,
-                title=info.title,
-                status=info.status,
-                created_at=info.created_at,
-                updated_at=info.updated_at,
-                importance=info.importance,
-                supersedes=info.supersedes,
-                superseded_by=info.superseded_by,
-                conflicts_with=info.conflicts_with,
-                related=info.related,
-                revisions=revisions_from(read_frontmatter(text).metadata),
-                access_count=seen.count if seen else 0,
-                last_accessed_at=stamp(datetime.fromtimestamp(seen.last_at, UTC)) if seen else None,
-                markdown=text,
+            yield _record(
+                info, folder.scope, path.relative_to(folder.path).as_posix(), meta, text
+            ).model_copy(
+                update={
+                    "access_count": seen.count if seen else 0,
+                    "last_accessed_at": (
+                        stamp(datetime.fromtimestamp(seen.last_at, UTC)) if seen else None
+                    ),
+                }
             )
+
+
+def export_stored(records: Iterable[Document], memory_dir: str) -> Iterator[ExportRecord]:
+    """Every memory among one origin's records on a shared store (``engram export --origin``):
+    the server keeps each file's text, so a lost machine's memories come back as markdown.
+    ``records`` are under the origin's own ids (project-relative, or absolute outside);
+    ``memory_dir`` is ``[memory] dir``, which a team shares through its ``engram.toml``: a
+    memory's path inside its folder is its id after that prefix, else its last two parts."""
+    prefix = PurePosixPath(memory_dir).as_posix().strip("/") + "/"
+    for record in sorted(records, key=lambda r: r.id):
+        text = record.metadata.get(TEXT_KEY)
+        if record.metadata.get("source") != "memory" or not isinstance(text, str):
+            continue
+        text = without_private(text)
+        meta = read_frontmatter(text).metadata
+        info = info_from(meta, Path(record.id), Path("/"))
+        if info.id is None or info.scope not in SCOPES:
+            continue  # a note someone placed in a memory folder: not a memory to bring back
+        inside = record.id[len(prefix) :] if record.id.startswith(prefix) else ""
+        path = inside or "/".join(PurePosixPath(record.id).parts[-2:])
+        yield _record(info, info.scope, path, meta, text)
+
+
+def _record(
+    info: MemoryInfo, scope: str, path: str, meta: dict[str, Any], text: str
+) -> ExportRecord:
+    """The export line of one memory file (``text``, private spans already removed)."""
+    return ExportRecord(
+        id=info.id,
+        scope=scope,
+        path=path,
+        type=info.type,
+        title=info.title,
+        status=info.status,
+        created_at=info.created_at,
+        updated_at=info.updated_at,
+        importance=info.importance,
+        supersedes=info.supersedes,
+        superseded_by=info.superseded_by,
+        conflicts_with=info.conflicts_with,
+        related=info.related,
+        revisions=revisions_from(meta),
+        markdown=text,
+    )
 
 
 # --------------------------------------------------------------------------- import
@@ -157,6 +202,7 @@ def import_memories(writer: Writer, records: Iterable[ExportRecord]) -> ImportRe
     """Write ``records`` into the memory folders (module docstring), then index and repair."""
     writer.check_identity(writing=True)  # a new store takes the embedder's identity
     report = ImportReport()
+    limit = max(writer.config.vault.max_file_bytes, MAX_MEMORY_BYTES)
     written: list[str] = []
     by_folder: dict[Path, dict[str, Path]] = {}
     for record in records:
@@ -168,12 +214,19 @@ def import_memories(writer: Writer, records: Iterable[ExportRecord]) -> ImportRe
             if known is None:
                 known = by_folder[folder.path] = _ids(folder.path)
             try:
+                _check(record, limit)
                 outcome, path = _import_one(folder, record, known)
             except (InvalidMemory, UnsafePath) as exc:  # this record only; the rest go on
-                report.skipped.append(f"{folder.scope}:{record.path}")
+                report.skipped.append(f"{folder.scope}:{shown(record.path)}")
                 report.warnings.append(f"{exc}; skipped")
                 continue
-        getattr(report, outcome).append(f"{folder.scope}:{record.path}")
+            except OSError as exc:  # the file system refused this one (a name, a full disk)
+                report.skipped.append(f"{folder.scope}:{shown(record.path)}")
+                report.warnings.append(
+                    f"{shown(record.path)}: cannot be written ({exc.strerror or exc}); skipped"
+                )
+                continue
+        getattr(report, outcome).append(f"{folder.scope}:{shown(record.path)}")
         if record.id and record.access_count:
             writer.access.log(folder).absorb(
                 record.id, record.access_count, _epoch(record.last_accessed_at)
@@ -188,18 +241,36 @@ def import_memories(writer: Writer, records: Iterable[ExportRecord]) -> ImportRe
 
 def _folder(writer: Writer, record: ExportRecord, report: ImportReport) -> MemoryFolder | None:
     if record.scope not in SCOPES:
-        report.skipped.append(f"{record.scope}:{record.path}")
+        report.skipped.append(f"{shown(record.scope)}:{shown(record.path)}")
         report.warnings.append(
-            f"{record.path}: scope {record.scope!r} is not written by engram (external folders "
-            "are read-only); skipped"
+            f"{shown(record.path)}: scope {shown(record.scope)!r} is not written by engram "
+            "(external folders are read-only); skipped"
         )
         return None
     try:
         return writable_folder(writer.folders, record.scope)
     except UnsafePath as exc:
-        report.skipped.append(f"{record.scope}:{record.path}")
-        report.warnings.append(f"{record.path}: {exc}; skipped")
+        report.skipped.append(f"{record.scope}:{shown(record.path)}")
+        report.warnings.append(f"{shown(record.path)}: {exc}; skipped")
         return None
+
+
+def _check(record: ExportRecord, limit: int) -> None:
+    """Refuse what ``remember`` and ``memory_store`` would never write: an id engram did not
+    make (``../../pwn``), a memory too large to index, a name with a private span or a line
+    break. Messages show the record without its private spans."""
+    where = shown(record.path)
+    if record.id is not None and not MEMORY_ID.match(record.id):
+        raise InvalidMemory(
+            f"{where}: id {shown(record.id)[:40]!r} is not an engram memory id (like "
+            "20250131-120000-abc123)"
+        )
+    size = len(record.markdown.encode("utf-8", errors="replace"))
+    if size > limit:
+        raise InvalidMemory(
+            f"{where}: the memory is {size} bytes, more than the {limit} bytes a memory may hold "
+            "to be indexed ([vault] max_file_bytes); split it, or raise the limit"
+        )
 
 
 def _ids(folder: Path) -> dict[str, Path]:
@@ -215,14 +286,22 @@ def _ids(folder: Path) -> dict[str, Path]:
 def _import_one(
     folder: MemoryFolder, record: ExportRecord, known: dict[str, Path]
 ) -> tuple[str, Path | None]:
-    text = strip_private(record.markdown)
+    text = without_private(record.markdown)
     incoming = read_frontmatter(text)
     if incoming.warning:
-        raise InvalidMemory(f"{record.path}: the frontmatter cannot be read ({incoming.warning})")
+        raise InvalidMemory(
+            f"{shown(record.path)}: the frontmatter cannot be read ({incoming.warning})"
+        )
     memory_id = incoming.metadata.get("id")
     if record.id is not None and memory_id != record.id:
         raise InvalidMemory(
-            f"{record.path}: the record says id {record.id} but its markdown says {memory_id!r}"
+            f"{shown(record.path)}: the record says id {record.id} but its markdown says "
+            f"{shown(str(memory_id))[:40]!r}"
+        )
+    if memory_id is not None and not (isinstance(memory_id, str) and MEMORY_ID.match(memory_id)):
+        raise InvalidMemory(
+            f"{shown(record.path)}: its markdown's id {shown(str(memory_id))[:40]!r} is not an "
+            "engram memory id (like 20250131-120000-abc123)"
         )
     existing = known.get(memory_id) if isinstance(memory_id, str) else None
     if existing is None:
@@ -242,18 +321,38 @@ def _import_one(
 
 
 def _target(folder: MemoryFolder, raw: str) -> Path:
-    """Where a new imported memory goes: ``raw`` inside ``folder``, nothing hidden, no way out."""
+    """Where a new imported memory goes: ``raw`` inside ``folder``, nothing hidden, no way out,
+    no private span or control character in a name, every name short enough to be a file's."""
+    where = shown(raw)
+    if has_private_tag(raw):
+        raise UnsafePath(f"{where!r} holds a <private> tag; a memory's path never does; refused")
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp") for c in raw):
+        raise UnsafePath(
+            f"{where!r} holds a control character or a line break; a file name never does; refused"
+        )
     check_path_syntax(raw)
     pure = PurePosixPath(raw)
     if pure.is_absolute() or any(p.startswith(".") for p in pure.parts) or pure.suffix != ".md":
         raise UnsafePath(
-            f"{raw!r} is not a memory file path inside a memory folder (relative, no hidden "
+            f"{where!r} is not a memory file path inside a memory folder (relative, no hidden "
             "parts, ending in .md); refused"
+        )
+    if len(raw) > MAX_PATH or any(len(p.encode("utf-8")) > MAX_NAME_BYTES for p in pure.parts):
+        raise UnsafePath(
+            f"{where[:60]!r}… is too long for a file path (at most {MAX_NAME_BYTES} bytes a "
+            f"name, {MAX_PATH} characters in all); refused"
         )
     target = (folder.path / pure).resolve()
     if not target.is_relative_to(folder.path):
-        raise UnsafePath(f"{raw!r} leads outside the memory folder {folder.path}; refused")
+        raise UnsafePath(f"{where!r} leads outside the memory folder {folder.path}; refused")
     return target
+
+
+def shown(text: str) -> str:
+    """A record's value as a message may show it: private spans out, control characters
+    escaped, so a warning stays one line and never prints a secret."""
+    clean = strip_private(text)
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in clean)
 
 
 def _merged(current: str, incoming: str) -> str | None:

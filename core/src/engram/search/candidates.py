@@ -85,7 +85,11 @@ def _is(kind: type, store: object, seen: dict[type, bool]) -> bool:
     protocol check walks every member (~10 µs), and every search asks."""
     answer = seen.get(type(store))
     if answer is None:
-        answer = seen[type(store)] = isinstance(store, kind)
+        answer = isinstance(store, kind)
+        # A wrapper that forwards attributes (``__getattr__``) answers for what it wraps: one
+        # class, many answers, so it is asked every time.
+        if not hasattr(type(store), "__getattr__"):
+            seen[type(store)] = answer
     return answer
 
 

@@ -20,6 +20,7 @@ from engram.models import SearchMode, SearchResult
 from engram.protocols import Embedder, Searcher, Store
 from engram.redact import strip_private
 from engram.search.fusion import apply_recency, best_per_document
+from engram.unicode_text import require_unicode
 
 # Search results that are memory history (superseded or archived) unless asked for.
 LIVE_ONLY = Ne(field="live", value=False)
@@ -75,6 +76,7 @@ class MemorySearch:
             raise ConfigError(f"recency weight must be between 0 and 1, got {weight}")
         by_document = opts.per_document if per_document is None else per_document
         first = wanted * opts.candidate_multiplier if weight > 0 else wanted
+        require_unicode(query, "the query")
         clean = strip_private(query)
         for pool in pools(first):
             result = self._live(clean, mode or opts.mode, pool, filter, include_superseded)

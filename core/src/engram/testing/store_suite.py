@@ -274,15 +274,17 @@ class StoreSuite(SuiteIntegrity):
         rewritten with the record, a malformed stat or time is trusted, a source is left out
         or mixed up, or the path test takes "/v2/x.md" for a file under "/v"."""
         mtime = 1_700_000_000_000_000_000
-        good = {"source": "memory", "stat": [10, mtime, 7], "indexed_at": mtime / 1e9 + 5}
+        good = {"source": "memory", "stat": [10, mtime, 7, mtime], "indexed_at": mtime / 1e9 + 5}
         records = {
             "a": ("h", {**good, "path": "/v/a.md"}),
             "deep": ("h", {**good, "path": "/v/sub/deep.md"}),
             "root-file": ("h", {**good, "path": "/v"}),
             "racy": ("h", {**good, "path": "/v/r.md", "indexed_at": mtime / 1e9 + 1}),
             "unhashed": ("", {**good, "path": "/v/u.md"}),
-            "bad-stat": ("h", {**good, "path": "/v/b.md", "stat": ["10", mtime, 7]}),
+            "bad-stat": ("h", {**good, "path": "/v/b.md", "stat": ["10", mtime, 7, mtime]}),
             "short-stat": ("h", {**good, "path": "/v/s.md", "stat": [10, mtime]}),
+            # written before the ctime was kept: hashed once, never trusted
+            "no-ctime": ("h", {**good, "path": "/v/c.md", "stat": [10, mtime, 7]}),
             "bool-time": ("h", {**good, "path": "/v/t.md", "indexed_at": True}),
             "no-meta": ("h", {}),
             "session": ("h", {**good, "source": "sessions", "path": "/v/x.md"}),
@@ -299,12 +301,14 @@ class StoreSuite(SuiteIntegrity):
         expected = {i: bulk_stamp(d, 2.0) for i, d in docs.items() if selected(d, labels, roots)}
         assert set(expected) == {
             "a", "deep", "root-file", "racy", "unhashed", "bad-stat", "short-stat",
-            "bool-time", "elsewhere", "note", "old-note",
+            "no-ctime", "bool-time", "elsewhere", "note", "old-note",
         }  # fmt: skip
-        assert expected["a"] == (10, mtime, 7, "memory", "a")
-        assert expected["note"] == (10, mtime, 7, "vault", "note")
-        assert expected["racy"][:3] == expected["old-note"][:3] == (None, mtime, 7)
-        assert expected["bad-stat"][:3] == expected["short-stat"][:3] == (None, None, None)
+        assert expected["a"] == (10, mtime, 7, mtime, "memory", "a")
+        assert expected["note"] == (10, mtime, 7, mtime, "vault", "note")
+        assert expected["racy"][:4] == expected["old-note"][:4] == (None, mtime, 7, mtime)
+        nothing = (None, None, None, None)
+        assert expected["bad-stat"][:4] == expected["short-stat"][:4] == nothing
+        assert expected["no-ctime"][:4] == nothing
         assert Records(ready).stamps(labels, roots, 2.0) == expected
         assert Records(ready).stamps(["vault"], roots, 2.0) == {
             i: expected[i] for i in ("note", "old-note")

@@ -5,12 +5,14 @@ never written to it: rows hold only labels built by engram, never a server's mes
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, get_args
+from urllib.parse import quote
 
 from pydantic import BaseModel
 
@@ -156,10 +158,33 @@ class UsageLedger(SqliteHandle):
                 if self.write_errors == 1:
                     log.warning("usage ledger %s not written (requests go on): %s", self.path, exc)
 
+    def _check_is_ledger(self) -> None:
+        """Refuse, before opening it for real, a file that is not a ledger: reading (``engram
+        usage --ledger FILE`` names any file) must never turn a file into one or change it."""
+        uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+        try:
+            with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=1.0)) as db:
+                found = db.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'requests'"
+                ).fetchone()
+                # A newer engram's ledger: the open refuses it with its own words, unchanged.
+                newer = int(db.execute("PRAGMA user_version").fetchone()[0]) > self.file.version
+                found = found or (1 if newer else None)
+        except sqlite3.Error as exc:
+            found, detail = None, str(exc)
+        else:
+            detail = "it has no requests table"
+        if found is None:
+            raise StoreError(
+                f"{self.path} is not a usage ledger ({detail}); nothing was changed. Pass a "
+                f"ledger engram wrote (default {DEFAULT_LEDGER_PATH}), or leave out --ledger"
+            )
+
     def recent(self, limit: int = 50) -> list[UsageRequest]:
         """The newest ``limit`` requests, newest first (none when the file does not exist)."""
         if not self.path.exists():
             return []
+        self._check_is_ledger()
         with self._connection("read") as db:
             rows = db.execute(
                 "SELECT at, provider, model, operation, input_tokens, output_tokens, requests, "
@@ -180,6 +205,7 @@ class UsageLedger(SqliteHandle):
         keys = list(dict.fromkeys(group_by))
         if not self.path.exists():
             return [UsageRow()] if not keys else []
+        self._check_is_ledger()
         columns = [f"{_GROUP_SQL[k]} AS {k}" for k in keys]
         sql = (
             "SELECT "
