@@ -392,3 +392,27 @@ def test_staged_writes_on_one_pooled_connection_leave_nothing_behind(
     store.upsert([chunk(30).model_copy(update={"vector": None})])
     assert store.get([chunk(30).id])[0].vector is None
     assert store.count() == 8
+
+
+def test_vectors_are_kept_in_the_row_not_moved_out_to_toast(
+    open_store: Callable[..., PostgresStore], postgres_dsn: str
+) -> None:
+    """A chunk row (text, tsvector, vector) passes PostgreSQL's 2 kB TOAST threshold; with
+    pgvector's default EXTERNAL storage the vector moves out of line and exact scans read the
+    TOAST table too. The column is set to MAIN when the identity types it."""
+    store = open_store()
+    with psycopg.connect(postgres_dsn) as conn:
+        table = store.tables.chunks.as_string(conn)
+    query = (
+        "SELECT attstorage FROM pg_attribute WHERE attrelid = %s::regclass "
+        "AND attname = 'embedding'"
+    )
+    with psycopg.connect(postgres_dsn) as conn:
+        assert conn.execute(query, (table,)).fetchone() == ("e",)  # pgvector's default
+    store.set_identity(IDENTITY)
+    text = " ".join(f"word{i}" for i in range(300))  # a chunk-sized text: the row passes 2 kB
+    store.upsert([chunk(i, text=text) for i in range(20)])
+    with psycopg.connect(postgres_dsn) as conn:
+        assert conn.execute(query, (table,)).fetchone() == ("m",)
+    assert store.get([chunk(7).id])[0].vector == pytest.approx(chunk(7).vector)
+    assert [h.chunk.id for h in store.vector_search(chunk(7).vector or [], 1)] == [chunk(7).id]

@@ -167,6 +167,14 @@ class PostgresStore(HnswUpkeep, ClosingStore):
                         kind=sql.SQL(f"vector({int(identity.dimension)})"),
                     )
                 )
+                # pgvector's type is stored EXTERNAL: a row with a chunk's text and tsvector
+                # passes the 2 kB TOAST threshold and its vector moves out of line, so every
+                # exact scan reads the TOAST table too. MAIN keeps it in the row (out of line
+                # only as a last resort): exact scans of 10,000 bench chunks went from 149 ms
+                # to 56 ms p50 in the same run (README, "Search").
+                conn.execute(
+                    self._sql("ALTER TABLE {chunks} ALTER COLUMN embedding SET STORAGE MAIN")
+                )
                 conn.execute(
                     self._sql("UPDATE {namespaces} SET identity = %s::jsonb WHERE id = %s"),
                     (identity.model_dump_json(), self.tables.number),
