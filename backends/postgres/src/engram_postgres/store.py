@@ -209,10 +209,11 @@ class PostgresStore(HnswUpkeep, ClosingStore):
     def _write_chunks(self, conn: Conn, rows: list[tuple[Any, ...]]) -> None:
         """Write ``rows`` (sorted by id) in the caller's transaction: one binary ``COPY`` into
         a session-private staging table, then one ``INSERT ... SELECT ... ON CONFLICT`` from
-        it. A statement per row (``executemany``) wrote 0.08 of a raw ``COPY``'s rows per
-        second in the bench; the staged write keeps the upsert semantics, the row locks in
-        id order and the all-or-nothing transaction. The staging table is emptied by the
-        same statement that reads it (and at every commit), so nothing stays in it."""
+        it, keeping the upsert semantics, the row locks in id order and the all-or-nothing
+        transaction. Measured against a statement per row (``executemany``), batch by batch
+        in turn: the same time for new rows, 0.85 of it for rewritten ones (the server's index
+        upkeep is most of a write either way; bench/results/*-postgres-write-path.md). The
+        staging table is emptied by the statement that reads it (and at every commit)."""
         if not rows:
             return
         conn.execute(
