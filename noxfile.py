@@ -30,7 +30,7 @@ PLUGINS = {
 # for Postgres's private server; pytest-httpserver
 # under the fake provider APIs, tests/fake_apis, that the OpenAI, Voyage and llm tests talk to) or
 # another package of this repo (their end-to-end tests, and the bench's smoke run, use the
-# SQLite store).
+# SQLite store; the bench's postgres row runs against a private PostgreSQL).
 TEST_EXTRAS = {
     "lancedb": "[testing]",
     "postgres": "[testing]",
@@ -44,7 +44,7 @@ TEST_EXTRAS = {
 TEST_PACKAGES = {
     "openai": ["./backends/sqlite"],
     "llm": ["./backends/sqlite"],
-    "bench": ["./backends/sqlite"],
+    "bench": ["./backends/sqlite", "./backends/postgres[testing]"],
     "llamaindex": [
         "./backends/sqlite",
         "./backends/lancedb",

@@ -367,3 +367,52 @@ def test_processes_writing_the_same_chunks_at_once_neither_fail_nor_duplicate(
     assert {f"chunk-{100 + me}" for me in range(4)} <= set(every)
     assert set(store.list_documents()) == {f"doc-{me}" for me in range(4)}
     assert all(d.hash == "39" for d in store.list_documents().values())
+
+
+def test_staged_writes_on_one_pooled_connection_leave_nothing_behind(
+    open_store: Callable[..., PostgresStore],
+) -> None:
+    """Chunks are written through a session-private staging table (one COPY, one INSERT ...
+    SELECT): with a single pooled connection every write reuses it, and a chunk deleted between
+    two writes is never written again by the second, nor is any row of an earlier batch."""
+    store = open_store(pool_min=1, pool_max=1)
+    store.set_identity(IDENTITY)
+    store.upsert([chunk(i) for i in range(5)])
+    store.delete([chunk(0).id])
+    store.replace_document(
+        Document(id="doc-x", hash="1"),
+        [chunk(10, document_id="doc-x"), chunk(11, document_id="doc-x")],
+    )
+    store.upsert([chunk(20, text="later")])
+    ids = sorted(c.id for b in store.iter_chunks() for c in b)
+    assert ids == sorted(chunk(i).id for i in (1, 2, 3, 4, 10, 11, 20))
+    assert store.get([chunk(20).id])[0].text == "later"
+    assert store.get([chunk(3).id])[0].vector == pytest.approx(chunk(3).vector)
+    # A chunk without a vector goes through the binary COPY as NULL and comes back as None.
+    store.upsert([chunk(30).model_copy(update={"vector": None})])
+    assert store.get([chunk(30).id])[0].vector is None
+    assert store.count() == 8
+
+
+def test_vectors_are_kept_in_the_row_not_moved_out_to_toast(
+    open_store: Callable[..., PostgresStore], postgres_dsn: str
+) -> None:
+    """A chunk row (text, tsvector, vector) passes PostgreSQL's 2 kB TOAST threshold; with
+    pgvector's default EXTERNAL storage the vector moves out of line and exact scans read the
+    TOAST table too. The column is set to MAIN when the identity types it."""
+    store = open_store()
+    with psycopg.connect(postgres_dsn) as conn:
+        table = store.tables.chunks.as_string(conn)
+    query = (
+        "SELECT attstorage FROM pg_attribute WHERE attrelid = %s::regclass "
+        "AND attname = 'embedding'"
+    )
+    with psycopg.connect(postgres_dsn) as conn:
+        assert conn.execute(query, (table,)).fetchone() == ("e",)  # pgvector's default
+    store.set_identity(IDENTITY)
+    text = " ".join(f"word{i}" for i in range(300))  # a chunk-sized text: the row passes 2 kB
+    store.upsert([chunk(i, text=text) for i in range(20)])
+    with psycopg.connect(postgres_dsn) as conn:
+        assert conn.execute(query, (table,)).fetchone() == ("m",)
+    assert store.get([chunk(7).id])[0].vector == pytest.approx(chunk(7).vector)
+    assert [h.chunk.id for h in store.vector_search(chunk(7).vector or [], 1)] == [chunk(7).id]

@@ -26,7 +26,7 @@ from engram.memory import Memory
 from engram.registry import Registry
 from engram_bench import reindex, vault
 from engram_bench.embedding import build_embedder, throughput
-from engram_bench.stores import StoreSpec, fresh_folder
+from engram_bench.stores import StoreSpec, fresh_folder, release
 
 Log = Callable[[str], None]
 CHANGED_SHARE = 0.01
@@ -142,7 +142,7 @@ def run_pipeline(
             stores.append({"store": spec.name, "error": f"{type(exc).__name__}: {exc}"})
             log(f"pipeline: {spec.name} failed: {type(exc).__name__}: {exc}")
         finally:
-            fresh_folder(folder).rmdir()
+            release(spec, folder)
     return {
         "files": files,
         "embedder": embedder,

@@ -40,7 +40,7 @@ from engram_bench.paired import METRIC as PAIRED_METRIC
 from engram_bench.paired import RECALL as PAIRED_RECALL
 from engram_bench.paired import compare_modes, half
 from engram_bench.speed import exact_top_k
-from engram_bench.stores import StoreSpec, fresh_folder, maintain
+from engram_bench.stores import StoreSpec, fresh_folder, maintain, release
 from engram_bench.timing import summarize_ms
 
 Log = Callable[[str], None]
@@ -390,8 +390,7 @@ def run_dataset(
                 errors.append({"store": spec.name, "embedder": emb.embedder, "error": message})
                 log(f"quality: {spec.name}/{emb.embedder} failed: {message}")
             finally:
-                if folder.exists():
-                    fresh_folder(folder).rmdir()
+                release(spec, folder)
     values = {(r["store"], r["embedder"], r["mode"]): r.pop("per_query", None) for r in rows}
     found = {key: v for key, v in values.items() if v is not None}
     halves = [half(q.id) for g in dataset.groups for q in g.queries]

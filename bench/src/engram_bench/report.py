@@ -72,6 +72,8 @@ def _header(results: dict[str, Any]) -> list[str]:
         f"({'quick smoke configuration' if results['config']['quick'] else 'full configuration'})"
         + (f", engram at commit `{results['revision']}`" if results.get("revision") else ""),
     ]
+    for name, server in results.get("servers", {}).items():
+        lines.append(f"- **Server of store {name}:** {server}")
     for name, note in results.get("skipped_stores", {}).items():
         lines.append(f"- **Store {name} skipped:** {note}")
     for note in results.get("notes", []):
@@ -311,6 +313,8 @@ def _speed(results: dict[str, Any], images: dict[str, str]) -> list[str]:
             )
         )
         lines += _cliffs(run)
+        lines += _server(run)
+    lines += _hnsw_recall(speed.get("hnsw_recall") or {})
     for key in ("latency", "ingest"):
         if key in images:
             lines += ["", f"![{key}]({images[key]})"]
@@ -354,6 +358,87 @@ def _cliffs(run: dict[str, Any]) -> list[str]:
         "vector p50/p95/p99 ms after (x numpy)",
     ]
     return ["", table(header, rows)]
+
+
+def _server(run: dict[str, Any]) -> list[str]:
+    """A server store's raw COPY floor and searches per second with concurrent clients."""
+    rows = []
+    for r in run["stores"]:
+        server = r.get("server")
+        if not server:
+            continue
+        if "error" in server:
+            rows.append([r["store"], f"failed: {server['error']}"] + ["—"] * 5)
+            continue
+        ratios = r.get("ratios", {})
+        floor = server["copy_floor"]
+        share = ratios.get("ingest_share_of_copy_floor")
+        rows.append(
+            [
+                r["store"],
+                f"PostgreSQL {server.get('postgresql')}, pgvector {server.get('pgvector')}; "
+                + ("HNSW" if server.get("hnsw_index") else "exact scan")
+                + f" (threshold {server.get('hnsw_threshold'):,})",
+                f"{floor['rows_per_s']:,.0f}",
+                "—" if share is None else f"{r['ingest_chunks_per_s']:,.0f} ({share:.3f})",
+                _per_s(server["concurrent"].get("vector", []), ratios, "vector"),
+                _per_s(server["concurrent"].get("hybrid", []), ratios, "hybrid"),
+                _mib(server.get("table_bytes")),
+            ]
+        )
+    if not rows:
+        return []
+    header = [
+        "store",
+        "server; vector search",
+        "raw COPY floor rows/s",
+        "ingest chunks/s (share of COPY floor)",
+        "vector searches/s: 1 client / 4 clients (x)",
+        "hybrid searches/s: 1 client / 4 clients (x)",
+        "tables + indexes MiB",
+    ]
+    note = (
+        "Server store: raw COPY floor = the same rows written with psycopg's binary `COPY ... "
+        "FROM STDIN` into a plain table with a `vector` column, no index, one transaction, on "
+        "the same server in the same run. Searches/s = every query once per client after its "
+        "warm-up, clients are threads with a store (a connection) each, over the wall time; "
+        "client and server share the machine's cores."
+    )
+    return ["", note, "", table(header, rows)]
+
+
+def _per_s(runs: list[dict[str, Any]], ratios: dict[str, float], mode: str) -> str:
+    if not runs:
+        return "—"
+    text = " / ".join(f"{run['per_s']:,.0f}" for run in runs)
+    ratio = ratios.get(f"{mode}_per_s_{runs[-1]['clients']}_clients_x_1")
+    return text if ratio is None else f"{text} ({ratio:.2f}x)"
+
+
+def _hnsw_recall(stores: dict[str, Any]) -> list[str]:
+    """HNSW recall@10 against numpy exact, at a size past the store's threshold."""
+    lines: list[str] = []
+    for name, info in stores.items():
+        if "error" in info:
+            lines += ["", f"HNSW recall ({name}): failed: {info['error']}"]
+            continue
+        index = "HNSW index searched" if info.get("hnsw_index") else "no HNSW index was built"
+        ratio = info.get("vector_p50_x_numpy")
+        lines += [
+            "",
+            f"HNSW recall ({name}): recall@10 **{info['recall_at_10']:.3f}** against numpy "
+            f"exact top-10 over {info['queries']} queries, at {info['chunks']:,} chunks x "
+            f"{info['dimension']} dims (threshold {info['hnsw_threshold']:,}; {index}; "
+            f"ef_search {info['ef_search']}, m {info['hnsw_m']}, ef_construction "
+            f"{info['hnsw_ef_construction']}); vector p50 {_ms(info['vector_ms']['p50'])} ms"
+            + (
+                ""
+                if ratio is None
+                else f" ({ratio:.1f}x numpy's {_ms(info['numpy_ms']['p50'])} ms)"
+            )
+            + f"; ingest {info['ingest_seconds']:.1f} s, index build included.",
+        ]
+    return lines
 
 
 def _paired_ratio(ratios: dict[str, float], mode: str) -> str:

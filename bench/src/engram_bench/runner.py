@@ -31,6 +31,7 @@ from engram_bench.peers import run_peers
 from engram_bench.pipeline import run_pipeline
 from engram_bench.quality import Embedded, embed_dataset, run_dataset
 from engram_bench.report import render_markdown, write_json
+from engram_bench.servers import servers_for
 from engram_bench.speed import run_speed
 from engram_bench.startup import run_startup
 from engram_bench.stores import select_stores
@@ -116,33 +117,37 @@ def run(config: BenchConfig, *, command: str | None = None, log: Log | None = No
     )
     workdir = Path(tempfile.mkdtemp(prefix="engram-bench-"))
     try:
-        if "quality" in config.sections or "peers" in config.sections:
-            _quality_and_peers(config, registry, specs, embedders, datasets, workdir, results, log)
-        if "speed" in config.sections:
-            results["speed"] = run_speed(
-                specs,
-                config.scales,
-                workdir=workdir,
-                dim=config.dimension,
-                query_count=config.speed_queries,
-                batch=config.batch_size,
-                cold_open=config.cold_open,
-                log=log,
-            )
-            if config.cold_open:  # new processes, as the store cold opens above
-                results["startup"] = run_startup(workdir, repeats=9, log=log)
-        if "memory" in config.sections:
-            results["memory"] = run_memory(config, registry, workdir, log, notes)
-        if "pipeline" in config.sections:
-            results["pipeline"] = run_pipeline(
-                registry,
-                specs,
-                embedders,
-                files=config.vault_files,
-                throughput_texts=config.throughput_texts,
-                workdir=workdir,
-                log=log,
-            )
+        with servers_for(specs, log) as servers:
+            results["servers"] = servers
+            if "quality" in config.sections or "peers" in config.sections:
+                _quality_and_peers(
+                    config, registry, specs, embedders, datasets, workdir, results, log
+                )
+            if "speed" in config.sections:
+                results["speed"] = run_speed(
+                    specs,
+                    config.scales,
+                    workdir=workdir,
+                    dim=config.dimension,
+                    query_count=config.speed_queries,
+                    batch=config.batch_size,
+                    cold_open=config.cold_open,
+                    log=log,
+                )
+                if config.cold_open:  # new processes, as the store cold opens above
+                    results["startup"] = run_startup(workdir, repeats=9, log=log)
+            if "memory" in config.sections:
+                results["memory"] = run_memory(config, registry, workdir, log, notes)
+            if "pipeline" in config.sections:
+                results["pipeline"] = run_pipeline(
+                    registry,
+                    specs,
+                    embedders,
+                    files=config.vault_files,
+                    throughput_texts=config.throughput_texts,
+                    workdir=workdir,
+                    log=log,
+                )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     results["machine"]["load_average_end"] = machine.load_average()

@@ -34,7 +34,7 @@ from engram_bench import synthetic
 from engram_bench.cliffs import WARMUP, K, after_changes, in_turn, one_after_the_other, paired
 from engram_bench.cliffs import exact_top_k as exact_top_k  # its old home, still imported
 from engram_bench.embedding import FixedEmbedder
-from engram_bench.stores import StoreSpec, fresh_folder, maintain
+from engram_bench.stores import StoreSpec, fresh_folder, maintain, release
 from engram_bench.timing import (
     Stopwatch,
     folder_bytes,
@@ -47,6 +47,9 @@ from engram_bench.timing import (
 # Stores that hold every vector as Python floats (about 12 KB a chunk at 384 dims) would need
 # more memory than the machine has at the largest scales; they are skipped there, with a note.
 MAX_CHUNKS = {"memory": 200_000}
+# Stores on a server: measured also against a raw COPY floor, with concurrent clients, and for
+# HNSW recall past their threshold (serverspeed).
+SERVER_STORES = frozenset({"postgres"})
 IDENTITY_NAME = "synthetic"
 IDENTITY_MODEL = "gaussian-clusters-v1"
 _In = TypeVar("_In")
@@ -354,23 +357,27 @@ def run_speed(
             log(f"speed: {spec.name} at {n:,} chunks")
             folder = workdir / f"speed-{spec.name}-{n}"
             try:
-                rows.append(
-                    measure_store(
-                        spec,
-                        data,
-                        queries,
-                        exact,
-                        folder,
-                        batch=batch,
-                        cold_open=cold_open,
-                        log=log,
-                    )
+                row = measure_store(
+                    spec,
+                    data,
+                    queries,
+                    exact,
+                    folder,
+                    batch=batch,
+                    cold_open=cold_open,
+                    log=log,
                 )
+                rows.append(row)
+                if spec.name in SERVER_STORES:
+                    row["server"] = _server_extras(spec, data, queries, folder, log)
+                    if "table_bytes" in row["server"]:  # the run's folder holds none of it
+                        row["disk_bytes"] = row["server"]["table_bytes"]
+                        row["disk_scope"] = "the namespace's tables and indexes on the server"
             except Exception as exc:  # one store's failure must not hide the others' numbers
                 rows.append({"store": spec.name, "error": f"{type(exc).__name__}: {exc}"})
                 log(f"speed: {spec.name} failed: {type(exc).__name__}: {exc}")
             finally:
-                fresh_folder(folder).rmdir()
+                release(spec, folder)
         _add_ratios(baseline, rows)
         runs.append(
             {
@@ -383,7 +390,47 @@ def run_speed(
         )
         del data
         gc.collect()
-    return {"k": K, "runs": runs}
+    out: dict[str, Any] = {"k": K, "runs": runs}
+    hnsw = {
+        spec.name: _hnsw_recall(spec, dim, query_count, batch, workdir, log)
+        for spec in specs
+        if spec.name in SERVER_STORES
+    }
+    if hnsw:
+        out["hnsw_recall"] = hnsw
+    return out
+
+
+def _server_extras(
+    spec: StoreSpec,
+    data: synthetic.Corpus,
+    queries: synthetic.QuerySet,
+    folder: Path,
+    log: Log,
+) -> dict[str, Any]:
+    """A server store's raw ``COPY`` floor, concurrent clients and table size (serverspeed);
+    a failure there is recorded beside the row's other figures."""
+    from engram_bench import serverspeed  # psycopg: only with the postgres store installed
+
+    try:
+        return serverspeed.measure(spec, data, queries, folder, log)
+    except Exception as exc:
+        log(f"speed: {spec.name} server figures failed: {type(exc).__name__}: {exc}")
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _hnsw_recall(
+    spec: StoreSpec, dim: int, query_count: int, batch: int, workdir: Path, log: Log
+) -> dict[str, Any]:
+    from engram_bench import serverspeed
+
+    try:
+        return serverspeed.hnsw_recall(
+            spec, dim=dim, query_count=query_count, batch=batch, workdir=workdir, log=log
+        )
+    except Exception as exc:
+        log(f"speed: {spec.name} HNSW recall failed: {type(exc).__name__}: {exc}")
+        return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def _add_ratios(baseline: dict[str, Any], rows: list[dict[str, Any]]) -> None:
@@ -398,7 +445,25 @@ def _add_ratios(baseline: dict[str, Any], rows: list[dict[str, Any]]) -> None:
         cps = row.get("ingest_chunks_per_s")
         if cps:
             ratios["ingest_share_of_file_floor"] = cps / baseline["ingest_chunks_per_s"]
+        ratios.update(_server_ratios(row))
         row["ratios"] = ratios
+
+
+def _server_ratios(row: dict[str, Any]) -> dict[str, float]:
+    """A server store's ingest as a share of its raw ``COPY`` floor, and how searches per second
+    grow from 1 client to the most measured."""
+    server = row.get("server") or {}
+    ratios: dict[str, float] = {}
+    floor = (server.get("copy_floor") or {}).get("rows_per_s")
+    cps = row.get("ingest_chunks_per_s")
+    if floor and cps:
+        ratios["ingest_share_of_copy_floor"] = cps / floor
+    for mode, runs in (server.get("concurrent") or {}).items():
+        if len(runs) > 1 and runs[0]["per_s"]:
+            ratios[f"{mode}_per_s_{runs[-1]['clients']}_clients_x_1"] = (
+                runs[-1]["per_s"] / runs[0]["per_s"]
+            )
+    return ratios
 
 
 def _cliff_ratios(row: dict[str, Any]) -> dict[str, float]:

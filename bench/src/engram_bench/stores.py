@@ -3,8 +3,11 @@
 Options come from three layers: the store's own defaults, ``DEFAULT_OPTIONS`` below (known stores'
 benchmark settings), and the user's ``--store-option NAME.KEY=VALUE``. A store whose options model
 has a ``path`` field gets ``<folder>/data`` (a file or a folder, as the store likes; the whole
-folder is what the disk footprint counts). A store that cannot be built from that (one that needs
-a server address, say) is skipped with a note that says which option to pass.
+folder is what the disk footprint counts). A store whose options have a ``namespace`` (a server
+store: PostgreSQL) gets a namespace of its own per folder, kept in the folder so that the same
+folder opened again (reopen, a cold-open process) finds the same rows and a folder emptied for a
+new measurement starts an empty namespace. A store that cannot be built from that (one that
+needs a server address, say) is skipped with a note that says which option to pass.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import shutil
 import time
 import uuid
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +33,7 @@ DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
 }
 PATH_FIELD = "path"
 NAMESPACE_FIELD = "namespace"
+NAMESPACE_FILE = ".bench-namespace"
 
 
 @dataclass
@@ -51,7 +56,7 @@ class StoreSpec:
         if PATH_FIELD in fields and PATH_FIELD not in raw:
             raw[PATH_FIELD] = folder / "data"
         if NAMESPACE_FIELD in fields and NAMESPACE_FIELD not in raw:
-            raw[NAMESPACE_FIELD] = f"bench-{uuid.uuid4().hex[:12]}"
+            raw[NAMESPACE_FIELD] = folder_namespace(folder)
         return raw
 
     def build(self, folder: Path) -> Store:
@@ -102,6 +107,38 @@ def maintain(store: Store) -> float | None:
     began = time.perf_counter()
     run()
     return time.perf_counter() - began
+
+
+def folder_namespace(folder: Path) -> str:
+    """The namespace of the store whose data lives under ``folder``: made up (the folder's name
+    and a random part, so two runs on one server never share one) and written the first time,
+    read back after."""
+    marker = folder / NAMESPACE_FILE
+    if marker.exists():
+        return marker.read_text(encoding="utf-8").strip()
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"bench-{folder.name}-{uuid.uuid4().hex[:12]}"
+    marker.write_text(name, encoding="utf-8")
+    return name
+
+
+def release(spec: StoreSpec, folder: Path) -> None:
+    """Empty the server namespace the bench made up for ``folder`` (a server outlives the run,
+    and a user's server should keep no benchmark rows), then remove the folder. A namespace
+    given with ``--store-option`` is the user's and is left as it is."""
+    if (folder / NAMESPACE_FILE).exists():
+        try:
+            store = spec.build(folder)
+            try:
+                store.reset()
+            finally:
+                store.close()
+        except Exception as exc:  # a cleanup must not hide the figures or the error before it
+            warnings.warn(
+                f"could not empty the benchmark's {spec.name} namespace: {exc}", stacklevel=2
+            )
+    if folder.exists():
+        fresh_folder(folder).rmdir()
 
 
 def fresh_folder(folder: Path) -> Path:
