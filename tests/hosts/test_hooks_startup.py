@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,8 +21,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_support import wait_until
+from engram.access import AccessLog
+from engram.chunking import read_frontmatter
 from engram.config import load_config
-from engram.hosts import detached, entry, quiet
+from engram.hosts import detached, entry, prompt, quiet
 from engram.hosts.base import EVENTS
 from engram.hosts.command import run_argv
 from engram.hosts.registry import names
@@ -124,7 +127,8 @@ def test_a_first_start_reads_the_memory_folder_where_the_project_config_moved_it
     assert code == 0, err
     context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
     assert "Deploys go out on Tuesdays" in context
-    assert not (shop.state / quiet.STAMP).exists()
+    stamp = json.loads((shop.state / quiet.STAMP).read_text(encoding="utf-8"))
+    assert "Deploys go out on Tuesdays" in stamp["text"], "the block is kept for the next start"
 
 
 def test_a_first_start_looks_in_the_moved_folder_not_the_default_one(shop: Project) -> None:
@@ -167,7 +171,65 @@ def test_a_memory_written_after_an_empty_start_is_in_the_next_block(shop: Projec
     assert shop.start()[:2] == (0, "")
     context = _recalled_after_remembering(shop, "the catch-up round")
     assert "Deploys go out on Tuesdays" in context
-    assert not (shop.state / quiet.STAMP).exists()
+
+
+def _block(out: str) -> str:
+    return str(json.loads(out)["hookSpecificOutput"]["additionalContext"])
+
+
+def test_a_start_with_nothing_changed_serves_the_last_block_without_a_worker(
+    shop: Project,
+) -> None:
+    """The block is a function of the memory files and the config: when no stat moved since
+    the last recall, the start gives the same block without loading engram's heavy modules,
+    still marks what it showed as seen for the session, and the capture it starts counts
+    the accesses."""
+    assert shop.start()[:2] == (0, "")  # the first start, and its capture round
+    wait_until(shop.settled, 90, "the first capture round")
+    before_full_start = time.time_ns()
+    context = _recalled_after_remembering(shop, "the first capture round")
+    wait_until(
+        lambda: (
+            shop.settled() and (shop.state / detached.DONE).stat().st_mtime_ns >= before_full_start
+        ),
+        90,
+        "the capture round after the full start",
+    )
+    stamp = shop.state / quiet.STAMP
+    before = stamp.stat().st_mtime_ns, stamp.stat().st_ino
+    code, out, err, modules = shop.start()
+    assert (code, err) == (0, "") and _block(out) == context
+    assert not _heavy(modules), "a start with nothing changed loaded the heavy modules"
+    # A worker would have replaced the stamp (it forgets it first, then writes it anew).
+    assert (stamp.stat().st_mtime_ns, stamp.stat().st_ino) == before, "a worker ran"
+    seen = prompt.load_seen(shop.root, "now")
+    assert any(key.endswith(".md") for key in seen), seen
+    pending = shop.state / quiet.RECALLED
+    wait_until(
+        lambda: shop.settled() and not pending.exists(), 90, "a capture counting the accesses"
+    )
+    [path] = [p for p in (shop.root / "memory").rglob("*.md") if "Tuesdays" in p.read_text()]
+    memory_id = str(read_frontmatter(path.read_text(encoding="utf-8")).metadata["id"])
+    counts = AccessLog(shop.root / "memory").read([memory_id])
+    assert counts[memory_id].count == 2, "the full start's access and the served block's"
+
+
+def test_a_memory_edited_behind_the_stamps_back_is_recalled_anew(shop: Project) -> None:
+    """Same size, mtime put back (``touch -r``, some sync tools): the ctime still shows the
+    edit, and the next start takes the full path."""
+    assert shop.start()[:2] == (0, "")  # the first start, and its capture round
+    _recalled_after_remembering(shop, "the first capture round")
+    wait_until(shop.settled, 90, "the capture round after the full start")
+    [path] = [p for p in (shop.root / "memory").rglob("*.md") if "Tuesdays" in p.read_text()]
+    before = path.stat()
+    path.write_text(path.read_text().replace("Tuesdays", "Weekends"), encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size
+    code, out, err, _ = shop.start()
+    assert code == 0, err
+    assert "Weekends" in _block(out) and "Tuesdays" not in _block(out)
+    stamp = json.loads((shop.state / quiet.STAMP).read_text(encoding="utf-8"))
+    assert "Weekends" in stamp["text"], "a worker recalled anew and kept the new block"
 
 
 def test_a_config_edited_after_an_empty_start_is_read_again(shop: Project) -> None:

@@ -154,9 +154,18 @@ def _prompt(
 def _recall(
     job: dict[str, Any], cwd: Path, host: Host | None, event: str, deadline: float, timeout: float
 ) -> Outcome:
-    """The recall block from a worker, or nothing when ``quiet`` says nothing changed since a
-    recall found nothing, or ``first_start`` finds no memory file to recall."""
-    if quiet.nothing_to_recall(job) or first_start.nothing_to_recall(job):
+    """The recall block: the last one again when ``quiet`` says nothing it read has changed
+    since; nothing when ``first_start`` finds no memory file to recall; else from a worker."""
+    again = quiet.cached(job)
+    if again is not None:
+        if not again.text:
+            return Outcome()
+        from engram.hosts import prompt
+
+        prompt.remember_seen(Path(job["project"]), job.get("session_id"), again.shown)
+        quiet.note_recalled(job, again.recalled)  # counted by the next capture, off this clock
+        return Outcome(host.output(event, again.text) if host else plain_output(event, again.text))
+    if first_start.nothing_to_recall(job):
         return Outcome()
     result = run_worker(job, cwd, max(deadline - time.monotonic(), 0.01), timeout)
     if not result.get("ok"):

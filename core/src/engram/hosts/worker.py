@@ -63,11 +63,14 @@ def _work(
             notes = [*memory.notices, *recall.warnings]
             shown = [k for i in recall.items for k in (i.memory_id, i.path) if k]
             prompt.remember_seen(Path(job["project"]), job.get("session_id"), shown)
-            if recall.text or notes:
+            if notes:  # the shortcut keeps a block, not what else a recall had to say
                 quiet.forget(job)
             else:
-                quiet.write(job, settings, folders, tree)
+                pairs = [[i.path, i.memory_id] for i in recall.items if i.memory_id]
+                quiet.write(job, settings, folders, tree, quiet.Cached(recall.text, shown, pairs))
             return {"ok": True, "text": recall.text, "notes": notes}
+        # The accesses of a block the session-start shortcut served (engram.hosts.quiet).
+        memory.writer.access.record(quiet.take_recalled(Path(job["project"])))
         # First: the per-prompt hook's snapshot, so the session's first prompts can use it.
         prompt_index.refresh_if_stale(memory.writer, job)
         vault = memory.index()
