@@ -18,6 +18,7 @@ import pytest
 from filelock import FileLock
 
 from agent_support import wait_until
+from engram.hosts import quiet
 from engram.ingest.sessions.claude_code import project_folder_name
 
 ENGRAM = Path(sys.executable).parent / "engram"
@@ -246,4 +247,5 @@ def test_a_first_start_after_uncaptured_sessions_waits_for_their_capture(world: 
     assert code == 0, err
     context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
     assert "pnpm over npm" in context
-    assert not (world.shop / ".engram" / "recall.empty").exists()
+    stamp = json.loads((world.shop / ".engram" / quiet.STAMP).read_text(encoding="utf-8"))
+    assert "pnpm over npm" in stamp["text"], "the stamp keeps the block the capture made"

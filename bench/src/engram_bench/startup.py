@@ -6,13 +6,13 @@ imports numpy), each command run in turn with the others so load drifts hit all 
 The session-start hook runs as Claude Code runs it (its JSON on stdin, naming a transcript in a
 transcript folder of the run's own), in an empty project, after the detached capture of the
 previous round has finished: "no pending capture". It is timed twice a round: as a session
-start finds it (the stamp of the last empty recall in place) and with that stamp removed (a
+start finds it (the stamp of the last recall in place) and with that stamp removed (a
 capture round done before, no stamp: the first-start shortcut, ``engram.hosts.first_start``, or
 the full path when that cannot answer). ``(first start)`` is a new project each round: no
 ``.engram`` folder, no capture round, no stamp, as a user's first session in a new project
 meets it. The rows marked ``(3 memories)`` run in a second project holding three remembered
-memories, where every session start takes the full path (a recall that finds something writes
-no stamp).
+memories, where a session start serves the last block from the stamp when nothing changed
+(``engram.hosts.quiet``).
 
 The rows marked ``(1,000 memories)`` run in a third project of that many remembered memories:
 the session start, and the per-prompt hook (``engram hooks run prompt``, Claude Code's
@@ -37,6 +37,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from engram.hosts import quiet
 
 HOOK = "engram hooks run session-start"
 FULL_HOOK = f"{HOOK} (no stamp)"
@@ -257,7 +259,7 @@ def _place(
     if name == FIRST_HOOK:
         where, _, sent = _world(workdir, f"startup-first-{round_}")
     if name == FULL_HOOK:
-        (where / ".engram" / "recall.empty").unlink(missing_ok=True)
+        (where / ".engram" / quiet.STAMP).unlink(missing_ok=True)
     return where, sent
 
 
