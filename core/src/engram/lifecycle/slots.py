@@ -400,8 +400,8 @@ def _name_anywhere(words: list[str], speaker: str | None) -> str | None:
             person = _first_person(low, speaker)
             if person is not None:
                 return person
-            if low in _DETERMINERS | _OPENERS | _PREPOSITIONS:
-                continue
+            if low in _DETERMINERS | _OPENERS | _PREPOSITIONS or _is_verb(low, ""):
+                continue  # "Lives in Berlin": a verb, capitalised as the first word
         if word[:1].isupper() and low not in _FIRST_SINGULAR:
             run = [word]
             for nxt in words[i + 1 :]:
