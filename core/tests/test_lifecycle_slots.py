@@ -33,13 +33,13 @@ RULES = LifecycleConfig()
             "danielle darrieux",
             "mother tongue",
             "french",
-        ),  # noqa: E501
+        ),
         (
             "Danielle Darrieux's mother tongue is English.",
             "danielle darrieux",
             "mother tongue",
             "english",
-        ),  # noqa: E501
+        ),
         ("The capital of France is Paris.", "france", "capital", "paris"),
         # opening clause
         ("Yesterday, Caroline went to a support group.", "caroline", "go to", "support group"),

@@ -12,8 +12,8 @@ then their wording (``engram.lifecycle.reading``). The rules, in the order they 
 2. ``other subject``: two subjects are never merged, superseded or conflicting, at most
    related: "Deborah visited her mother's house" / "Jolene has a room in her mother's house";
 3. ``explicit change``: the newer says it changed ("no longer", "moved to", "switched from X to
-   Y", "now", "instead of") the same attribute of the same subject: "Alice lives in Paris" →
-   "Alice moved to Berlin" supersedes;
+   Y", "now", "instead of", "Update: …") the same attribute of the same subject: "Alice lives in
+   Paris" → "Alice moved to Berlin" supersedes;
 4. ``reversed choice``: the newer rejects what the older chose: "prefers tabs over spaces" →
    "prefers spaces over tabs";
 5. ``setting``: one setting's value after its key changes: "port 8080" → "port 9090";
@@ -24,8 +24,10 @@ then their wording (``engram.lifecycle.reading``). The rules, in the order they 
    remaining words the same: "The cache is enabled in CI" → "... disabled in CI";
 8. ``new value``: same subject and attribute, another value: a single-valued attribute ("lives
    in", "mother tongue", "deploy on") supersedes; a many-valued one ("likes", "visited", "has")
-   is related; another attribute conflicts when only the value differs ("Deploys are approved
-   by Alice" → "... by Bob"), else is related;
+   is related; another attribute conflicts when only a short value differs ("Deploys are
+   approved by Alice" → "... by Bob"), else is related; a change the newer says of the same
+   subject's other attribute conflicts ("Order ORTAND-88 is pending" → "Update: order
+   ORTAND-88 has shipped");
 9. ``differs``: anything else close is related (within the duplicate distance) or distinct.
 
 The offline judge (``judge``) needs no model. An extractor may judge instead by implementing
@@ -100,7 +102,8 @@ def judge(
         return Verdict("related" if near or _shares_value(mine, theirs) else "distinct", why)
     a, b = read(new.content), read(old_text)
     difference = meaning_difference(a, b)
-    for rule in (_explicit_change, _reversed_choice, _setting, None, _flip, _new_value):
+    rules_ = (_explicit_change, _reversed_choice, _setting, None, _flip, _new_value, _unsure_change)
+    for rule in rules_:
         if rule is None:  # rule 6, same fact: it needs the distance and the types
             if difference is None and near:
                 if old.type != new.type:
@@ -147,6 +150,16 @@ def _explicit_change(
     if mine.attribute == theirs.attribute or _head_of(mine.attribute, theirs.attribute):
         return "supersedes", f"explicit change of {mine.subject}'s {mine.attribute}"
     return None
+
+
+def _unsure_change(
+    new_text: str, old_text: str, a: Reading, b: Reading, mine: Slots, theirs: Slots
+) -> _Found:
+    """Rule 8, last case: a change said of the same subject, another attribute ("Order
+    ORTAND-88 is pending" → "Update: order ORTAND-88 has shipped"): maybe a change."""
+    if not mine.change or not same_subject(mine.subject, theirs.subject):
+        return None
+    return "conflicts", f"explicit change of {mine.subject} ({mine.attribute}), unsure of what"
 
 
 def _head_of(short: str | None, long: str | None) -> bool:
@@ -214,9 +227,13 @@ def _new_value(
         return "related", f"new value: {who} {attribute} {new_value} as well as {old_value}"
     if attribute in SINGLE_VALUED:
         return "supersedes", f"new value: {who}'s {attribute} is {new_value}, was {old_value}"
-    if _only_value_differs(new_text, old_text, new_value, old_value):
+    short = len(new_value.split()) <= _VALUE_WORDS and len(old_value.split()) <= _VALUE_WORDS
+    if short and _only_value_differs(new_text, old_text, new_value, old_value):
         return "conflicts", f"new value: {who} {attribute} {new_value}, was {old_value} (unsure)"
     return None
+
+
+_VALUE_WORDS = 3  # a longer "value" is a statement of its own ("values family time and …")
 
 
 def _only_value_differs(new_text: str, old_text: str, new_value: str, old_value: str) -> bool:

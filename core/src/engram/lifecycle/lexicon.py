@@ -449,6 +449,7 @@ MANY_VALUED = frozenset(
         "think",
         "hope",
         "appreci",
+        "valu",
         "encourag",
         "help",
         "receiv",

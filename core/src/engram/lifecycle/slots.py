@@ -8,6 +8,7 @@ slots, and the judge is then careful (it never supersedes on a slot it does not 
 
 Named rules, in the order they apply (each with an example):
 
+- ``label``: "Update: …" / "Correction: …" is not the subject, and says the value changed;
 - ``opening clause``: a leading "Yesterday," / "On Tuesday," / "In 2020," is not the subject;
 - ``first person``: "I …", "my …" → the user; "we …", "our …", "let's" → the project
   ("We deploy on Tuesdays" is the project's fact);
@@ -36,7 +37,7 @@ USER = "user"
 PROJECT = "project"
 
 _WORD = re.compile(r"[A-Za-z0-9_`][\w.'+#/@`-]*[\w+#/`]|[A-Za-z0-9]")
-_CLAUSE_END = re.compile(r"[,;:!?()]|\.(?:\s|$)| - | — ")
+_CLAUSE_END = re.compile(r"[,;:!?()]|\.(?:\s|$)| - | \u2014 ")
 
 _FIRST_SINGULAR = frozenset(["i", "my", "me", "mine", "i'm", "i've", "i'd", "i'll"])
 _FIRST_PLURAL = frozenset(["we", "our", "us", "ours", "let's", "we're", "we've", "we'll"])
@@ -192,9 +193,12 @@ _PREPOSITIONS = frozenset(
         "through",
     ]
 )
+# Two ways to key one attribute.
+_SAME_AS = {"live at": "live in", "be now in": "live in"}
 # A verb of change names the attribute it changes: "moved to Berlin" is where one lives now.
 ALIASES: dict[str, str] = {
     "move to": "live in",
+    "move": "live in",
     "relocat to": "live in",
     "be now in": "live in",
     "switch to": "use",
@@ -208,9 +212,13 @@ ALIASES: dict[str, str] = {
 CHANGE_WORDS = re.compile(
     r"\b(?:no longer|not any ?more|anymore|switch(?:ed|es|ing)? (?:from|to|over)|"
     r"mov(?:ed|es|ing) to|moved|relocat(?:ed|es|ing)|migrat(?:ed|es|ing)|chang(?:ed|es) to|"
-    r"instead of|now|these days|replac(?:ed|es|ing)|from now on)\b",
+    r"instead of|now|these days|replac(?:ed|es|ing)|from now on|pushed (?:back|out|to)|"
+    r"postponed|rescheduled|escalated|(?:my|our|their|his|her) new)\b",
     re.IGNORECASE,
 )
+# A label that says the statement corrects or updates an earlier one ("Update: ...").
+_LABEL = re.compile(r"^\s*(?P<label>[A-Za-z]+(?: [A-Za-z]+)?):\s+(?=\S)")
+_CHANGE_LABELS = frozenset(["update", "correction", "change", "changed", "edit", "fix"])
 _TRAILING = re.compile(
     r"\s+(?:now|anymore|these days|currently|again|too|as well|instead)$", re.IGNORECASE
 )
@@ -237,9 +245,14 @@ def read_slots(text: str, speaker: str | None = None) -> Slots:
     words these are when the text says "I" (``user`` in the user's own session; a person's name
     for a captured fact)."""
     first = _first_statement(_straight(text))
+    label = _LABEL.match(first)
     change = bool(CHANGE_WORDS.search(first))
-    words = [w.strip("`") for w in _WORD.findall(first)]
-    words = _skip_opener(words, first)
+    if label is not None:  # rule ``label``: "Update: order ORTAND-88 has shipped"
+        change = change or label["label"].lower() in _CHANGE_LABELS
+        first = first[label.end() :]
+    words = [w.strip("`") for w in _WORD.findall(_clause(_expanded(first)))]
+    while words and words[0].lower() in _OPENERS:
+        words = words[1:]
     if not words:
         return Slots(change=change)
     verb_at = _verb_index(words)
@@ -253,7 +266,7 @@ def read_slots(text: str, speaker: str | None = None) -> Slots:
     if attribute_head:
         # "The mother tongue of S is French": the attribute is the noun, "be" is implied.
         attribute = attribute_head if attribute in ("be", None) else f"{attribute_head} {attribute}"
-    key = attribute
+    key = _SAME_AS.get(attribute or "", attribute)
     if key is not None:
         for alias, target in ALIASES.items():
             if key == alias or key.endswith(" " + alias):
@@ -264,12 +277,16 @@ def read_slots(text: str, speaker: str | None = None) -> Slots:
 
 def same_subject(a: str | None, b: str | None) -> bool | None:
     """Whether two subjects are one (None when either is unknown): the same words, or one the
-    other with words before it ("the black dog" / "a dog", "Danielle Darrieux" / "Darrieux")."""
+    other with words before or after it ("the black dog" / "a dog", "Danielle Darrieux" /
+    "Darrieux", "the Q3 report deadline" / "the Q3 report")."""
     if not a or not b:
         return None
     one, two = _key(a).split(), _key(b).split()
     short, long = sorted((one, two), key=len)
-    return bool(short) and long[len(long) - len(short) :] == short
+    if not short:
+        return False
+    # "the black dog" / "the dog"; "the Q3 report deadline" / "the Q3 report".
+    return long[len(long) - len(short) :] == short or long[: len(short)] == short
 
 
 def _key(subject: str) -> str:
@@ -290,19 +307,25 @@ def _first_statement(text: str) -> str:
     return body[: end.start()] if end else body
 
 
-def _skip_opener(words: list[str], sentence: str) -> list[str]:
-    """Rule ``opening clause``: drop "Yesterday", "So", and a leading clause ending in a comma
-    ("On Tuesday, Alice …") when what follows it still has a subject and a verb."""
-    while words and words[0].lower() in _OPENERS:
-        words = words[1:]
-    comma = sentence.find(",")
-    if 0 < comma < 40 and words:
-        lead = _WORD.findall(sentence[:comma])
-        if lead and lead[0].lower() in _PREPOSITIONS | _OPENERS | {"after", "before", "when"}:
-            after = [w.strip("`") for w in _WORD.findall(sentence[comma + 1 :])]
-            if len(after) >= 2:
-                return after
-    return words
+def _expanded(text: str) -> str:
+    """Contractions as words: "I'm" is "I am", "don't" is "do not"."""
+    for short, full in (("'m", " am"), ("'re", " are"), ("'ve", " have"), ("'ll", " will")):
+        text = re.sub(rf"(?<=\w){short}\b", full, text, flags=re.IGNORECASE)
+    return re.sub(r"n't\b", " not", text, flags=re.IGNORECASE)
+
+
+def _clause(sentence: str) -> str:
+    """Rule ``opening clause``: the statement's main clause: the first one, unless it opens
+    with a preposition or a time word ("On Tuesday, Alice …", "Yesterday, …") and another
+    follows. A value ends with its clause ("I am vegetarian, please …" → vegetarian)."""
+    clauses = [c.strip() for c in _CLAUSE_END.split(sentence) if c.strip()]
+    if not clauses:
+        return ""
+    lead = _WORD.findall(clauses[0])
+    opener = _PREPOSITIONS | _OPENERS | {"after", "before", "when", "last", "this"}
+    if len(clauses) > 1 and lead and lead[0].lower() in opener:
+        return clauses[1]
+    return clauses[0]
 
 
 def _verb_index(words: list[str]) -> int | None:
