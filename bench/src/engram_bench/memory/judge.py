@@ -25,6 +25,7 @@ from typing import Any
 
 from engram.cache import CachedEmbedder
 from engram.config import EngramConfig
+from engram.errors import ConfigError
 from engram.memory import Memory
 from engram.parts import build_part
 from engram.registry import Registry
@@ -109,12 +110,14 @@ def run_locomo(
     embedder: CachedEmbedder,
     workdir: Path,
     conversations: int | None = None,
+    sessions: int | None = None,
 ) -> dict[str, Any]:
-    """Every observation fact of the first ``conversations`` conversations remembered in order;
-    the supersedes and conflicts listed with both wordings and the reason."""
-    sessions = load_sessions(data, conversations=conversations)
+    """Every observation fact of the first ``conversations`` conversations (their first
+    ``sessions``) remembered in order; the supersedes and conflicts listed with both wordings
+    and the reason."""
+    read = load_sessions(data, conversations=conversations, sessions=sessions)
     by_conversation: dict[str, list[str]] = {}
-    for session in sessions:
+    for session in read:
         key = session.name.split("/")[0]
         by_conversation.setdefault(key, []).extend(fact for _, fact in session.gold)
     halves: dict[str, Counter[str]] = {"dev": Counter(), "held-out": Counter()}
@@ -164,3 +167,52 @@ def _replay(
     finally:
         store.close()
         memory.access.close()
+
+
+def run_judge(
+    data: Path,
+    registry: Registry,
+    embedder: CachedEmbedder,
+    workdir: Path,
+    conversations: int | None = None,
+    sessions: int | None = None,
+) -> dict[str, Any]:
+    """Both parts (see the module docstring); LoCoMo's is skipped when its data is missing."""
+    try:
+        locomo = run_locomo(data, registry, embedder, workdir / "judge", conversations, sessions)
+    except ConfigError as exc:
+        locomo = {"skipped": str(exc)}
+    return {"updates": run_updates(data, registry, embedder, workdir / "judge"), "locomo": locomo}
+
+
+def render_judge(results: dict[str, Any]) -> list[str]:
+    """The part's Markdown: the update outcomes, then LoCoMo's counts and every link listed."""
+    lines = ["## Memory: the judge on fact updates and LoCoMo's observation facts", ""]
+    updates = results.get("updates") or {}
+    if updates.get("skipped"):
+        lines.append(f"Updates skipped: {updates['skipped']}")
+    else:
+        header = "| set | " + " | ".join(UPDATE_OUTCOMES) + " |"
+        lines += [header, "|" + "---|" * (len(UPDATE_OUTCOMES) + 1)]
+        for label, counts in updates["counts"].items():
+            cells = " | ".join(str(counts[o]) for o in UPDATE_OUTCOMES)
+            lines.append(f"| {label} | {cells} |")
+        lines += ["", f"Texts lost: {updates['lost']}.", ""]
+        for r in updates["rows"]:
+            lines.append(f"- {r['label']} {r['outcome']}: {r['old']} → {r['new']}")
+    locomo = results.get("locomo") or {}
+    lines.append("")
+    if locomo.get("skipped"):
+        return [*lines, f"LoCoMo skipped: {locomo['skipped']}"]
+    for half, counts in locomo["halves"].items():
+        writes = counts.get("writes", 0)
+        lines.append(
+            f"- {half}: {counts.get('conversations', 0)} conversations, {writes} writes, "
+            f"{counts.get('supersedes', 0)} supersedes, {counts.get('conflicts', 0)} conflicts"
+        )
+    lines.append("")
+    lines += [
+        f"- {x['kind']} ({x['conversation']}): {x['old']} → {x['new']} — {x['reason']}"
+        for x in locomo["listed"]
+    ]
+    return lines

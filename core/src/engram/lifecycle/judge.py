@@ -53,7 +53,7 @@ from engram.lifecycle.lexicon import (
     SINGLE_VALUED,
 )
 from engram.lifecycle.reading import Reading, read
-from engram.lifecycle.slots import Slots, read_slots, same_subject
+from engram.lifecycle.slots import Slots, read_slots, same_subject, says_a_change
 from engram.models import ExtractedMemory, KnownMemory
 
 Relation = Literal["same", "supersedes", "conflicts", "related", "distinct"]
@@ -155,9 +155,10 @@ def _explicit_change(
 def _unsure_change(
     new_text: str, old_text: str, a: Reading, b: Reading, mine: Slots, theirs: Slots
 ) -> _Found:
-    """Rule 8, last case: a change said of the same subject, another attribute ("Order
-    ORTAND-88 is pending" → "Update: order ORTAND-88 has shipped"): maybe a change."""
-    if not mine.change or not same_subject(mine.subject, theirs.subject):
+    """Rule 8, last case: a change said in so many words of the same subject, another
+    attribute ("Order ORTAND-88 is pending" → "Update: order ORTAND-88 has shipped"): maybe a
+    change. "Caroline is now ready to help others" says no change of anything in particular."""
+    if not same_subject(mine.subject, theirs.subject) or not says_a_change(new_text):
         return None
     return "conflicts", f"explicit change of {mine.subject} ({mine.attribute}), unsure of what"
 

@@ -360,7 +360,6 @@ SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
 # noun of "the X of S") that hold one value at a time: a new value replaces the old one.
 SINGLE_VALUED = frozenset(
     [
-        "be",
         "be in",
         "be at",
         "live in",
@@ -398,7 +397,6 @@ SINGLE_VALUED = frozenset(
         "marri",
         "play for",
         "play as",
-        "be the",
         "name",
         "age",
         "job",

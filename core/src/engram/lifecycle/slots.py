@@ -275,6 +275,19 @@ def read_slots(text: str, speaker: str | None = None) -> Slots:
     return Slots(subject=subject, attribute=key, value=value, change=change)
 
 
+def says_a_change(text: str) -> bool:
+    """Whether a text says in so many words that something changed: a change word other than
+    "now" (too common in plain statements: "she is now ready to help"), or an "Update:" label."""
+    first = _first_statement(_straight(text))
+    label = _LABEL.match(first)
+    if label is not None and label["label"].lower() in _CHANGE_LABELS:
+        return True
+    return any(m.group().lower() not in _WEAK for m in CHANGE_WORDS.finditer(first))
+
+
+_WEAK = frozenset(["now", "these days"])
+
+
 def same_subject(a: str | None, b: str | None) -> bool | None:
     """Whether two subjects are one (None when either is unknown): the same words, or one the
     other with words before or after it ("the black dog" / "a dog", "Danielle Darrieux" /
