@@ -348,6 +348,8 @@ def _verb_index(words: list[str]) -> int | None:
         low = word.lower()
         if low in _AUXILIARIES:
             return i if i > 0 else None
+        if i == 0 and low in _BASE_VERBS:
+            return None  # an imperative: "Use spaces, not tabs" has no subject
         if i == 0 or low in _PREPOSITIONS or not low.isalpha():
             continue
         if low in _ADVERBS and i + 1 < len(words):
