@@ -26,8 +26,8 @@ then their wording (``engram.lifecycle.reading``). The rules, in the order they 
    in", "mother tongue", "deploy on") supersedes; a many-valued one ("likes", "visited", "has")
    is related; another attribute conflicts when only a short value differs ("Deploys are
    approved by Alice" → "... by Bob"), else is related; a change the newer says of the same
-   subject's other attribute conflicts ("Order ORTAND-88 is pending" → "Update: order
-   ORTAND-88 has shipped");
+   subject's other attribute conflicts when the two are close (``CHANGE_DISTANCE``, 0.3):
+   "Order ORTAND-88 is pending" → "Update: order ORTAND-88 has shipped";
 9. ``differs``: anything else close is related (within the duplicate distance) or distinct.
 
 The offline judge (``judge``) needs no model. An extractor may judge instead by implementing
@@ -110,7 +110,7 @@ def judge(
                     return Verdict("related", f"the same words, but another type ({old.type})")
                 return Verdict("same", "same fact: the same content words, values and polarity")
             continue
-        found = rule(new.content, old_text, a, b, mine, theirs)
+        found = rule(_Pair(new.content, old_text, a, b, mine, theirs, distance))
         if found is not None:
             kind, reason = found
             if kind == "supersedes":
@@ -140,27 +140,54 @@ def _shares_value(a: Slots, b: Slots) -> bool:
 
 _Found = tuple[Relation, str] | None
 
+# A change's new value is a value, not a sentence: past this many words it is not read as one.
+CHANGED_VALUE_WORDS = 6
+# How close a memory about the same subject must be for a change said of another attribute to
+# be linked ``conflicts_with`` (LoCoMo's facts about one person are 0.2 to 0.5 apart: past 0.3
+# a "his new job" linked a dozen unrelated facts about him).
+CHANGE_DISTANCE = 0.3
 
-def _explicit_change(
-    new_text: str, old_text: str, a: Reading, b: Reading, mine: Slots, theirs: Slots
-) -> _Found:
-    """Rule 4: "Alice moved to Berlin" after "Alice lives in Paris"."""
-    if not mine.change or mine.attribute is None or not same_subject(mine.subject, theirs.subject):
+
+@dataclass(frozen=True, slots=True)
+class _Pair:
+    """What every rule looks at: both texts, their readings and slots, and their distance."""
+
+    new_text: str
+    old_text: str
+    a: Reading
+    b: Reading
+    mine: Slots
+    theirs: Slots
+    distance: float
+
+
+def _explicit_change(p: _Pair) -> _Found:
+    """Rule 3: "Alice moved to Berlin" after "Alice lives in Paris". The change must be the
+    statement's: a change word inside a long value ("offers tips … such as using coconut oil
+    instead of butter") changes nothing of its subject."""
+    if (
+        not p.mine.change
+        or p.mine.attribute is None
+        or not same_subject(p.mine.subject, p.theirs.subject)
+        or len((p.mine.value or "").split()) > CHANGED_VALUE_WORDS
+    ):
         return None
-    if mine.attribute == theirs.attribute or _head_of(mine.attribute, theirs.attribute):
-        return "supersedes", f"explicit change of {mine.subject}'s {mine.attribute}"
+    if p.mine.attribute == p.theirs.attribute or _head_of(p.mine.attribute, p.theirs.attribute):
+        return "supersedes", f"explicit change of {p.mine.subject}'s {p.mine.attribute}"
     return None
 
 
-def _unsure_change(
-    new_text: str, old_text: str, a: Reading, b: Reading, mine: Slots, theirs: Slots
-) -> _Found:
+def _unsure_change(p: _Pair) -> _Found:
     """Rule 8, last case: a change said in so many words of the same subject, another
     attribute ("Order ORTAND-88 is pending" → "Update: order ORTAND-88 has shipped"): maybe a
-    change. "Caroline is now ready to help others" says no change of anything in particular."""
-    if not same_subject(mine.subject, theirs.subject) or not says_a_change(new_text):
+    change. Only for a close pair (``CHANGE_DISTANCE``): "Nate's game tournament got pushed
+    back, so he tried making ice cream" changes none of Nate's other facts, and "Caroline is now
+    ready to help others" says no change of anything in particular."""
+    if p.distance > CHANGE_DISTANCE or not same_subject(p.mine.subject, p.theirs.subject):
         return None
-    return "conflicts", f"explicit change of {mine.subject} ({mine.attribute}), unsure of what"
+    if not says_a_change(p.new_text):
+        return None
+    return "conflicts", f"explicit change of {p.mine.subject} ({p.mine.attribute}), unsure of what"
 
 
 def _head_of(short: str | None, long: str | None) -> bool:
@@ -168,32 +195,26 @@ def _head_of(short: str | None, long: str | None) -> bool:
     return bool(short and long and long.startswith(short + " "))
 
 
-def _reversed_choice(
-    new_text: str, old_text: str, a: Reading, b: Reading, mine: Slots, theirs: Slots
-) -> _Found:
-    """Rule 5: "prefers spaces over tabs" after "prefers tabs over spaces"."""
-    reason = reverses(choice(new_text), choice(old_text))
+def _reversed_choice(p: _Pair) -> _Found:
+    """Rule 4: "prefers spaces over tabs" after "prefers tabs over spaces"."""
+    reason = reverses(choice(p.new_text), choice(p.old_text))
     return None if reason is None else ("supersedes", f"reversed choice: {reason}")
 
 
-def _setting(
-    new_text: str, old_text: str, a: Reading, b: Reading, mine: Slots, theirs: Slots
-) -> _Found:
-    """Rule 6: "listens on port 9090" after "listens on port 8080"."""
-    changed = _attribute_change(a, b)
+def _setting(p: _Pair) -> _Found:
+    """Rule 5: "listens on port 9090" after "listens on port 8080"."""
+    changed = _attribute_change(p.a, p.b)
     return None if changed is None else ("supersedes", f"setting: {changed}")
 
 
-def _flip(
-    new_text: str, old_text: str, a: Reading, b: Reading, mine: Slots, theirs: Slots
-) -> _Found:
+def _flip(p: _Pair) -> _Found:
     """Rule 7: the same statement negated, or with one word for its opposite, and every other
     word the same ("The cache is enabled in CI" → "The cache is disabled in CI"). "Andrew has
     no pets" → "Andrew loves pets" says something else: not a flip."""
-    if (a.identifiers, a.paths, a.values) != (b.identifiers, b.paths, b.values):
+    if (p.a.identifiers, p.a.paths, p.a.values) != (p.b.identifiers, p.b.paths, p.b.values):
         return None
-    swaps = _swaps(a, b)
-    flipped = a.negated != b.negated
+    swaps = _swaps(p.a, p.b)
+    flipped = p.a.negated != p.b.negated
     if not flipped and not swaps:
         return None
     if flipped and len(swaps) % 2 == 1:
@@ -201,35 +222,33 @@ def _flip(
     if len(swaps) > 1:
         return None
     gone = {w for pair in swaps for w in pair}
-    new_core = a.content - {_stem_of(a, w) for w in gone}
-    old_core = b.content - {_stem_of(b, w) for w in gone}
+    new_core = p.a.content - {_stem_of(p.a, w) for w in gone}
+    old_core = p.b.content - {_stem_of(p.b, w) for w in gone}
     if new_core != old_core or not new_core:
         return None
     what = "polarity flip" if flipped else f"opposite word: {swaps[0][0]} vs {swaps[0][1]}"
     return "supersedes", f"{what} of the same statement"
 
 
-def _new_value(
-    new_text: str, old_text: str, a: Reading, b: Reading, mine: Slots, theirs: Slots
-) -> _Found:
+def _new_value(p: _Pair) -> _Found:
     """Rule 8: same subject, same attribute, another value."""
-    attribute = mine.attribute
-    if attribute is None or attribute != theirs.attribute or a.negated != b.negated:
+    attribute = p.mine.attribute
+    if attribute is None or attribute != p.theirs.attribute or p.a.negated != p.b.negated:
         return None
-    if not same_subject(mine.subject, theirs.subject) and (mine.subject or theirs.subject):
+    if not same_subject(p.mine.subject, p.theirs.subject) and (p.mine.subject or p.theirs.subject):
         return None
-    new_value, old_value = mine.value or "", theirs.value or ""
+    new_value, old_value = p.mine.value or "", p.theirs.value or ""
     if not new_value or not old_value or new_value == old_value:
         return None
     if new_value in old_value or old_value in new_value:
         return "related", f"new value: {new_value} adds to {old_value} ({attribute})"
-    who = mine.subject or "it"
+    who = p.mine.subject or "it"
     if attribute in MANY_VALUED:
         return "related", f"new value: {who} {attribute} {new_value} as well as {old_value}"
     if attribute in SINGLE_VALUED:
         return "supersedes", f"new value: {who}'s {attribute} is {new_value}, was {old_value}"
     short = len(new_value.split()) <= _VALUE_WORDS and len(old_value.split()) <= _VALUE_WORDS
-    if short and _only_value_differs(new_text, old_text, new_value, old_value):
+    if short and _only_value_differs(p.new_text, p.old_text, new_value, old_value):
         return "conflicts", f"new value: {who} {attribute} {new_value}, was {old_value} (unsure)"
     return None
 
