@@ -212,3 +212,38 @@ def test_the_title_heading_of_a_stored_memory_is_not_part_of_the_fact() -> None:
     )
     new = ExtractedMemory(type="project-config", content="Run the tests with `pytest -q`.")
     assert judge(new, stored, 0.05, RULES).relation == "same"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "Andrew does not currently have any pets.",
+            "Andrew appreciates friends who understand the love for pets.",
+        ),
+        ("Gina encourages Jon not to give up.", "Gina encourages Jon to keep pushing."),
+        ("Nate has an Iron Man figure.", "Nate watched 'Little Women'."),
+        (
+            "Deborah visited her mother's old house.",
+            "Jolene has a room in her mother's house.",
+        ),
+        ("Caroline goes to the gym before work.", "Caroline goes to the gym after work."),
+        ("Melanie takes the first train.", "Melanie takes the last train."),
+    ],
+)
+def test_issue_36s_false_reversals_on_personal_facts_are_not_reversals(old: str, new: str) -> None:
+    """LoCoMo's wrong supersedes and conflicts of issue #36: a flip of another statement, two
+    people, and words ("before/after", "first/last", "rather than") that reverse nothing."""
+    for distance in (0.05, 0.3):
+        found = verdict(old, new, "fact", distance)
+        assert found.relation in ("related", "distinct"), found.reason
+
+
+def test_choosing_what_was_rejected_is_only_a_maybe() -> None:
+    found = verdict("Jon prefers running rather than cycling.", "Jon likes cycling with friends.")
+    assert found.relation == "conflicts", found.reason
+
+
+def test_below_the_similarity_floor_the_judge_does_nothing() -> None:
+    far = verdict("The man is aiming a gun.", "The man is not aiming a gun.", distance=0.51)
+    assert far.relation == "distinct" and far.reason.startswith("floor")

@@ -198,7 +198,14 @@ def _head_of(short: str | None, long: str | None) -> bool:
 def _reversed_choice(p: _Pair) -> _Found:
     """Rule 4: "prefers spaces over tabs" after "prefers tabs over spaces"."""
     reason = reverses(choice(p.new_text), choice(p.old_text))
-    return None if reason is None else ("supersedes", f"reversed choice: {reason}")
+    if reason is None:
+        return None
+    if reason.startswith("chooses what was rejected") and p.mine.attribute != p.theirs.attribute:
+        # "likes cycling with friends" after "prefers running rather than cycling": maybe a
+        # change of mind, maybe another occasion ("prefers spaces" after "prefers tabs over
+        # spaces" is the same choice made again, the other way).
+        return "conflicts", f"reversed choice, unsure: {reason}"
+    return "supersedes", f"reversed choice: {reason}"
 
 
 def _setting(p: _Pair) -> _Found:
