@@ -14,8 +14,8 @@ then their wording (``engram.lifecycle.reading``). The rules, in the order they 
 3. ``explicit change``: the newer says it changed ("no longer", "moved to", "switched from X to
    Y", "now", "instead of", "Update: …") the same attribute of the same subject: "Alice lives in
    Paris" → "Alice moved to Berlin" supersedes;
-4. ``reversed choice``: the newer rejects what the older chose: "prefers tabs over spaces" →
-   "prefers spaces over tabs";
+4. ``reversed choice``: between two choices (prefers, likes, uses, wants, switched …), the
+   newer rejects what the older chose: "prefers tabs over spaces" → "prefers spaces over tabs";
 5. ``setting``: one setting's value after its key changes: "port 8080" → "port 9090";
 6. ``same fact``: within the duplicate distance, same type, and nothing that carries meaning
    differs (number, identifier, path, name, polarity, content words): "The user prefers tabs
@@ -197,6 +197,8 @@ def _head_of(short: str | None, long: str | None) -> bool:
 
 def _reversed_choice(p: _Pair) -> _Found:
     """Rule 4: "prefers spaces over tabs" after "prefers tabs over spaces"."""
+    if not (_chooses(p.mine.attribute) and _chooses(p.theirs.attribute)):
+        return None  # "Audrey believes in reinforcement rather than punishment" chooses nothing
     reason = reverses(choice(p.new_text), choice(p.old_text))
     if reason is None:
         return None
@@ -206,6 +208,37 @@ def _reversed_choice(p: _Pair) -> _Found:
         # spaces" is the same choice made again, the other way).
         return "conflicts", f"reversed choice, unsure: {reason}"
     return "supersedes", f"reversed choice: {reason}"
+
+
+# Attributes that state a choice (verb stems): only between two of these is a choice reversed.
+_CHOICE_VERBS = (
+    "prefer",
+    "like",
+    "love",
+    "want",
+    "use",
+    "choos",
+    "choose",
+    "pick",
+    "switch",
+    "favor",
+    "favour",
+    "go with",
+    "stick with",
+    "opt for",
+    "adopt",
+    "settl on",
+    "migrat",
+    "replac",
+)
+
+
+def _chooses(attribute: str | None) -> bool:
+    """Whether an attribute states a choice; an imperative ("Use spaces, not tabs") has none
+    read, and may."""
+    if attribute is None:
+        return True
+    return any(attribute == v or attribute.startswith(v + " ") for v in _CHOICE_VERBS)
 
 
 def _setting(p: _Pair) -> _Found:

@@ -213,7 +213,7 @@ CHANGE_WORDS = re.compile(
     r"\b(?:no longer|not any ?more|anymore|switch(?:ed|es|ing)? (?:from|to|over)|"
     r"mov(?:ed|es|ing) to|moved|relocat(?:ed|es|ing)|migrat(?:ed|es|ing)|chang(?:ed|es) to|"
     r"instead of|now|these days|replac(?:ed|es|ing)|from now on|pushed (?:back|out|to)|"
-    r"postponed|rescheduled|escalated|(?:my|our|their|his|her) new)\b",
+    r"postponed|rescheduled|escalated)\b",
     re.IGNORECASE,
 )
 # A label that says the statement corrects or updates an earlier one ("Update: ...").
@@ -246,11 +246,15 @@ def read_slots(text: str, speaker: str | None = None) -> Slots:
     for a captured fact)."""
     first = _first_statement(_straight(text))
     label = _LABEL.match(first)
-    change = bool(CHANGE_WORDS.search(first))
+    change = False
     if label is not None:  # rule ``label``: "Update: order ORTAND-88 has shipped"
-        change = change or label["label"].lower() in _CHANGE_LABELS
+        change = label["label"].lower() in _CHANGE_LABELS
         first = first[label.end() :]
-    words = [w.strip("`") for w in _WORD.findall(_clause(_expanded(first)))]
+    clause = _clause(_expanded(first))
+    # A change word counts in the main clause only: "…, such as coconut oil instead of butter"
+    # changes nothing of the subject.
+    change = change or bool(CHANGE_WORDS.search(clause))
+    words = [w.strip("`") for w in _WORD.findall(clause)]
     while words and words[0].lower() in _OPENERS:
         words = words[1:]
     if not words:
@@ -282,7 +286,8 @@ def says_a_change(text: str) -> bool:
     label = _LABEL.match(first)
     if label is not None and label["label"].lower() in _CHANGE_LABELS:
         return True
-    return any(m.group().lower() not in _WEAK for m in CHANGE_WORDS.finditer(first))
+    clause = _clause(_expanded(first))
+    return any(m.group().lower() not in _WEAK for m in CHANGE_WORDS.finditer(clause))
 
 
 _WEAK = frozenset(["now", "these days"])
