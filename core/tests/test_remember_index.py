@@ -21,7 +21,7 @@ RUNBOOK = "\n\n".join(
     for i in range(6)
 )
 
-PROXY = "The staging API listens on port 8080 behind the {} proxy."
+PROXY = "The staging API team likes the {} proxy on port 8080."  # many-valued: related
 
 
 def counting(memory: Memory) -> RecordingEmbedder:

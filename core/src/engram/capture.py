@@ -221,6 +221,9 @@ def _store(
         tags=[*item.tags, *tags],
         source=source,
         importance=item.importance,
+        subject=item.subject,
+        attribute=item.attribute,
+        value=item.value,
     )
 
 

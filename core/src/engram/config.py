@@ -145,9 +145,6 @@ class LifecycleConfig(_Section):
     structural_duplicate_distance: float = Field(default=0.25, ge=0, le=2)
     contradiction_distance: float = Field(default=0.5, ge=0, le=2)
     structural_contradiction_distance: float = Field(default=0.75, ge=0, le=2)
-    # Past the contradiction limit, only a statement that excludes what the same subject did,
-    # was or where it was (engram.lifecycle.scenes) is judged, up to this distance.
-    incompatible_distance: float = Field(default=1.0, ge=0, le=2)
     structural_types: list[MemoryType] = Field(default_factory=lambda: list(STRUCTURAL_TYPES))
     keep_session_summaries: int = Field(default=3, ge=0)
     latest_progress_only: bool = True
@@ -172,8 +169,9 @@ class LifecycleConfig(_Section):
         return self.structural_contradiction_distance if structural else self.contradiction_distance
 
     def judged_limit(self, type: str | None) -> float:
-        """How far a stored memory may be and still be judged against a new one."""
-        return max(self.contradiction_limit(type), self.incompatible_distance)
+        """How far a stored memory may be and still be judged against a new one: the
+        contradiction limit, the judge's similarity floor."""
+        return self.contradiction_limit(type)
 
 
 DEFAULT_INIT_FILES = (

@@ -42,6 +42,7 @@ from engram.lifecycle.memory_io import (
 )
 from engram.lifecycle.merge import merge
 from engram.lifecycle.pending import add_healed, finishing
+from engram.lifecycle.slots import read_slots, same_subject
 from engram.memory_files import (
     MEMORY_ID,
     check_path_syntax,
@@ -96,6 +97,9 @@ def remember(
     path: str | None = None,
     importance: float = 1.0,
     now: datetime | None = None,
+    subject: str | None = None,
+    attribute: str | None = None,
+    value: str | None = None,
 ) -> StoredMemory:
     """Write a memory (private spans removed first), or merge it into the memory holding the
     same fact (keeping the earlier wording); supersede and link what the plan says; age its
@@ -119,12 +123,14 @@ def remember(
         raise InvalidMemory(
             "the memory is empty (after removing <private> spans); give it some content"
         )
+    slots = _slots(text, {"subject": subject, "attribute": attribute, "value": value})
     new = ExtractedMemory(
         type=type,
         content=text,
         title=" ".join(strip_private(title or "").split()) or default_title(text),
         tags=clean_tags(tags),
         importance=importance,
+        **slots,
     )
     clean_source = " ".join(strip_private(source).split()) or "agent"
     created = now_ms(now)
@@ -141,6 +147,7 @@ def remember(
         "source": clean_source,
         "project": writer.config.root.name,
         "importance": importance,
+        **{k: v for k, v in slots.items() if v},
         HASH_KEY: content_hash(text),
     }
     with write_lock(folder.path), finishing(writer, folder) as healed:
@@ -160,6 +167,18 @@ def remember(
             stored.warnings.extend(age(writer, now=created, folders=[folder]).warnings)
         add_healed(stored, healed)
     return stored
+
+
+def _slots(text: str, given: dict[str, str | None]) -> dict[str, str | None]:
+    """The memory's subject, attribute and value: those given (private spans out), the rest
+    read from its text (``engram.lifecycle.slots``)."""
+    read_ = read_slots(text)
+    out: dict[str, str | None] = {}
+    for what, slot in given.items():
+        if slot is not None:
+            require_unicode(slot, f"the {what}", InvalidMemory)
+        out[what] = " ".join(strip_private(slot or "").split()) or getattr(read_, what)
+    return out
 
 
 def _write(
@@ -379,9 +398,11 @@ def list_memories(
     until: date | datetime | str | None = None,
     limit: int | None = None,
     include_superseded: bool = False,
+    subject: str | None = None,
 ) -> list[MemoryInfo]:
     """Memories of every folder matching every filter given, newest first (``until`` is
-    inclusive); superseded and archived ones only when asked for."""
+    inclusive); superseded and archived ones only when asked for. ``subject`` matches the
+    frontmatter's ``subject`` whatever its case ("Alice" finds alice)."""
     low = _as_bound(since, "since")
     high = _as_bound(until, "until")
     found: list[tuple[datetime | None, MemoryInfo]] = []
@@ -393,6 +414,8 @@ def list_memories(
         if scope is not None and info.scope != scope:
             continue
         if tag is not None and tag not in info.tags:
+            continue
+        if subject is not None and same_subject(info.subject, subject) is not True:
             continue
         created = parse_iso(info.created_at) if info.created_at else None
         if (low or high) and created is None:

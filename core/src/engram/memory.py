@@ -299,9 +299,13 @@ class Memory(ClosingStore):
         source: str = "agent",
         path: str | None = None,
         importance: float = 1.0,
+        subject: str | None = None,
+        attribute: str | None = None,
+        value: str | None = None,
     ) -> StoredMemory:
         """Write a memory as a markdown file (atomically, private spans removed), or merge it
-        into a near-duplicate; supersede what it contradicts; index it."""
+        into a near-duplicate; supersede what it contradicts; index it. ``subject``,
+        ``attribute``, ``value``: what it is about (read from the text when not given)."""
         return memories.remember(
             self.writer,
             content,
@@ -312,6 +316,9 @@ class Memory(ClosingStore):
             source=source,
             path=path,
             importance=importance,
+            subject=subject,
+            attribute=attribute,
+            value=value,
         )
 
     def forget(self, id_or_path: str) -> list[str]:
@@ -329,6 +336,7 @@ class Memory(ClosingStore):
         until: str | None = None,
         limit: int | None = None,
         include_superseded: bool = False,
+        subject: str | None = None,
     ) -> list[MemoryInfo]:
         """Memory files matching every filter given, newest first."""
         return memories.list_memories(
@@ -340,6 +348,7 @@ class Memory(ClosingStore):
             until=until,
             limit=limit,
             include_superseded=include_superseded,
+            subject=subject,
         )
 
     def capture(

@@ -63,6 +63,9 @@ FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "conflicts_with": (_is_text_list, "a list of memory ids"),
     "related": (_is_text_list, "a list of memory ids"),
     "content_hash": (_is_text, "text (the hash of the normalised wording)"),
+    "subject": (_is_text, "text (who or what the memory is about)"),
+    "attribute": (_is_text, "text (what it says of its subject)"),
+    "value": (_is_text, "text (the value it gives)"),
     "revisions": (_is_revisions, "a list of earlier wordings (each with a wording)"),
 }
 

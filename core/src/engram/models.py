@@ -171,6 +171,11 @@ class ExtractedMemory(BaseModel):
     title: str | None = None
     tags: list[str] = Field(default_factory=list)
     importance: float = Field(default=1.0, ge=0, le=10)
+    # What it is about (engram.lifecycle.slots): the person, the user, the project, a service;
+    # what is said of it; the value. Optional: core reads them from the text when not given.
+    subject: str | None = None
+    attribute: str | None = None
+    value: str | None = None
 
 
 class KnownMemory(BaseModel):
@@ -184,6 +189,9 @@ class KnownMemory(BaseModel):
     title: str | None = None
     content: str
     created_at: str | None = None
+    subject: str | None = None
+    attribute: str | None = None
+    value: str | None = None
 
 
 # Memory statuses that take a memory out of search, recall and lists (kept on disk as history).
@@ -204,6 +212,10 @@ class MemoryInfo(BaseModel):
     source: str | None = None
     project: str | None = None
     importance: float = 1.0
+    # Its slots (engram.lifecycle.slots), when its frontmatter records them.
+    subject: str | None = None
+    attribute: str | None = None
+    value: str | None = None
     status: str = "live"
     superseded_by: str | None = None
     supersedes: list[str] = Field(default_factory=list)

@@ -3,7 +3,9 @@
 Its NLI part (``nli``) writes labelled SNLI pairs through the real write path and counts what was
 merged, superseded, linked or kept, per gold label. Its extraction part (``extraction``) captures
 LoCoMo's conversations in windows and measures the memories against LoCoMo's observation facts.
-Both run the ``rules`` extractor always, and the ``llm`` extractor too whenever an
+Its judge part (``judge``) writes a public knowledge-update set's updates and controls, and
+replays LoCoMo's observation facts through ``remember``, listing every supersede and conflict.
+NLI and extraction run the ``rules`` extractor always, and the ``llm`` extractor too whenever an
 OpenAI-compatible endpoint is configured (the bench's ``llm_options``, or ``OPENAI_API_KEY`` in
 the environment for the default provider) and engram-llm is installed.
 
@@ -24,6 +26,7 @@ from engram.registry import Registry
 from engram_bench.config import BenchConfig
 from engram_bench.embedding import build_embedder, cached
 from engram_bench.memory.extraction import render_extraction, run_extraction
+from engram_bench.memory.judge import render_judge, run_judge
 from engram_bench.memory.nli import OUTCOMES, Log, run_nli
 from engram_bench.memory.nli_data import DEFAULT_PAIRS, LABELS, load_pairs
 
@@ -56,12 +59,23 @@ def nli_source(config: BenchConfig) -> Path | None:
 def run_memory(
     config: BenchConfig, registry: Registry, workdir: Path, log: Log, notes: list[str]
 ) -> dict[str, Any]:
-    """The section's results: ``nli`` (one run per extractor and type class) and
-    ``extraction`` (one LoCoMo run per extractor)."""
+    """The section's results: ``nli`` (one run per extractor and type class),
+    ``extraction`` (one LoCoMo run per extractor) and ``judge`` (the offline judge on fact
+    updates and LoCoMo's observation facts)."""
     extractors = memory_extractors(config, registry, notes)
+    name = config.memory_embedder
+    embedder = cached(build_embedder(registry, name, config.embedder_options.get(name, {})), None)
     return {
         "nli": _nli(config, registry, workdir, log, extractors),
         "extraction": [_extraction(config, name, options) for name, options in extractors],
+        "judge": run_judge(
+            config.data,
+            registry,
+            embedder,
+            workdir,
+            conversations=1 if config.quick else None,
+            sessions=2 if config.quick else None,
+        ),
     }
 
 
@@ -128,6 +142,8 @@ def render_memory(results: dict[str, Any]) -> list[str]:
     lines = _render_nli(memory.get("nli"))
     for extraction in memory.get("extraction") or []:
         lines += ["", render_extraction(extraction)]
+    if memory.get("judge"):
+        lines += ["", *render_judge(memory["judge"])]
     return lines
 
 

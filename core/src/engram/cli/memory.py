@@ -33,6 +33,9 @@ def remember_command(
     importance: Annotated[
         float, typer.Option(min=0.0, max=10.0, help="0 to 10; prune removes low values first.")
     ] = 1.0,
+    subject: Annotated[
+        str | None, typer.Option(help="Who or what it is about (default: read from the text).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the memory as JSON.")] = False,
 ) -> None:
     """Save a memory as a markdown file and index it. The same fact already stored is updated
@@ -41,7 +44,13 @@ def remember_command(
     text = read_stdin() if content == "-" else content
     with open_memory(ctx) as memory:
         stored = memory.remember(
-            text, title=title, type=type_, scope=scope, tags=tag or [], importance=importance
+            text,
+            title=title,
+            type=type_,
+            scope=scope,
+            tags=tag or [],
+            importance=importance,
+            subject=subject,
         )
     if as_json:
         console.print_json(stored.model_dump_json())
@@ -111,6 +120,10 @@ def list_command(
         FolderScope | None, typer.Option(help="Only this scope: project, user or external.")
     ] = None,
     tag: Annotated[str | None, typer.Option(help="Only memories with this tag.")] = None,
+    subject: Annotated[
+        str | None,
+        typer.Option(help="Only memories about this subject (a name, 'user', 'project')."),
+    ] = None,
     since: Annotated[str | None, typer.Option(help="Created on or after (ISO date).")] = None,
     until: Annotated[str | None, typer.Option(help="Created on or before (ISO date).")] = None,
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1)] = None,
@@ -125,6 +138,7 @@ def list_command(
             type=type_,
             scope=scope,
             tag=tag,
+            subject=subject,
             since=since,
             until=until,
             limit=limit,

@@ -8,9 +8,8 @@ For a memory about to be written in a scope (``[lifecycle]`` keys, docs/memory-l
    (``engram.lifecycle.judge``): ``same`` (only within ``duplicate_distance``, 0.12 / 0.25, same
    type, and nothing that carries meaning differs), ``supersedes`` (a confident reversal),
    ``conflicts`` (maybe a reversal), ``related`` (close, but a number, name, polarity or word
-   differs) or ``distinct``; past it and up to ``incompatible_distance`` (1.0), only the scene
-   rule (``engram.lifecycle.scenes``: one subject in two states that exclude each other) is
-   asked;
+   differs) or ``distinct``; past it, nothing (the judge's similarity floor); two memories
+   about different subjects (``engram.lifecycle.slots``) are at most related;
 3. the nearest ``same`` is the duplicate (merged into); every ``supersedes`` is stale.
 
 The seed merged anything within ``duplicate_distance``: "Invoice INV-2024-0042 was paid" then
@@ -160,8 +159,7 @@ def _verdicts(
     from engram.lifecycle.judge import JudgesMemories, Verdict, keep_safe, offline_verdicts
 
     offline = offline_verdicts(new, candidates, rules)
-    # An extractor's judge and check see what the contradiction limit lets in, as before the
-    # scene rule widened the judged range; past it the offline scene rule alone decides.
+    # An extractor's judge and check see what the contradiction limit lets in.
     limit = rules.contradiction_limit(new.type)
     within = [i for i, c in enumerate(candidates) if c.distance <= limit]
     if isinstance(extractor, JudgesMemories):

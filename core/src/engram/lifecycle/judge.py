@@ -1,15 +1,34 @@
 """The judge: what a new memory is to a stored one close to it.
 
-One of five relations, with a reason a person can read:
+One of five relations, with a reason a person can read: ``same`` (merge), ``supersedes`` (the
+newer replaces the older, kept as history), ``conflicts`` (maybe a change: both stay, newest
+shown first), ``related`` (close, both stay, linked) or ``distinct``.
 
-- ``same``: the same fact (merge): close, same type, and nothing that carries meaning differs:
-  no polarity flip, no antonym, no differing number, date, identifier, path, version or name, and
-  the same content words;
-- ``supersedes``: a confident reversal of the same statement (a polarity flip, an antonym, a
-  preference reversed, an attribute's new value, "switched from X to Y");
-- ``conflicts``: a reversal signal, but the statements differ too much to be sure: both stay;
-- ``related``: close, but something that carries meaning differs: both stay;
-- ``distinct``: not close enough to matter.
+It compares the two memories' slots (``engram.lifecycle.slots``: subject, attribute, value),
+then their wording (``engram.lifecycle.reading``). The rules, in the order they apply:
+
+1. ``floor``: past the contradiction distance (0.5; 0.75 for structural types), nothing:
+   "The man is aiming a gun" and "A girl is playing on a toy phone" are ``distinct``;
+2. ``other subject``: two subjects are never merged, superseded or conflicting, at most
+   related: "Deborah visited her mother's house" / "Jolene has a room in her mother's house";
+3. ``explicit change``: the newer says it changed ("no longer", "moved to", "switched from X to
+   Y", "now", "instead of", "Update: …") the same attribute of the same subject: "Alice lives in
+   Paris" → "Alice moved to Berlin" supersedes;
+4. ``reversed choice``: between two choices (prefers, likes, uses, wants, switched …), the
+   newer rejects what the older chose: "prefers tabs over spaces" → "prefers spaces over tabs";
+5. ``setting``: one setting's value after its key changes: "port 8080" → "port 9090";
+6. ``same fact``: within the duplicate distance, same type, and nothing that carries meaning
+   differs (number, identifier, path, name, polarity, content words): "The user prefers tabs
+   for indentation." / "... indentation!" merge;
+7. ``polarity flip`` / ``opposite word``: the same statement negated or with one antonym, the
+   remaining words the same: "The cache is enabled in CI" → "... disabled in CI";
+8. ``new value``: same subject and attribute, another value: a single-valued attribute ("lives
+   in", "mother tongue", "deploy on") supersedes; a many-valued one ("likes", "visited", "has")
+   is related; another attribute conflicts when only a short value differs ("Deploys are
+   approved by Alice" → "... by Bob"), else is related; a change the newer says of the same
+   subject's other attribute conflicts when the two are close (``CHANGE_DISTANCE``, 0.3):
+   "Order ORTAND-88 is pending" → "Update: order ORTAND-88 has shipped";
+9. ``differs``: anything else close is related (within the duplicate distance) or distinct.
 
 The offline judge (``judge``) needs no model. An extractor may judge instead by implementing
 ``JudgesMemories`` (the ``llm`` extractor does); core falls back to the offline judge when it does
@@ -26,9 +45,15 @@ from typing import Literal, Protocol, runtime_checkable
 
 from engram.config import LifecycleConfig
 from engram.lifecycle.choices import choice, reverses
-from engram.lifecycle.lexicon import ATTRIBUTES, FUNCTION_WORDS, OPPOSITES
+from engram.lifecycle.lexicon import (
+    ATTRIBUTES,
+    FUNCTION_WORDS,
+    MANY_VALUED,
+    OPPOSITES,
+    SINGLE_VALUED,
+)
 from engram.lifecycle.reading import Reading, read
-from engram.lifecycle.scenes import incompatible
+from engram.lifecycle.slots import Slots, read_slots, same_subject, says_a_change
 from engram.models import ExtractedMemory, KnownMemory
 
 Relation = Literal["same", "supersedes", "conflicts", "related", "distinct"]
@@ -65,47 +90,223 @@ class JudgesMemories(Protocol):
 def judge(
     new: ExtractedMemory, old: KnownMemory, distance: float, rules: LifecycleConfig
 ) -> Verdict:
-    """The offline verdict on ``old`` for ``new`` (see the module docstring)."""
-    same_type = old.type == new.type
-    old_text = body(old)
-    a, b = read(new.content), read(old_text)
+    """The offline verdict on ``old`` for ``new``: the first of the module docstring's rules
+    that applies."""
     if distance > rules.contradiction_limit(new.type):
-        scene = _scene(a, b) if distance <= rules.incompatible_distance else None
-        if scene is not None:
-            return _superseding(scene, same_type, old)
-        return Verdict("distinct", f"distance {distance:.2f} is past the contradiction limit")
+        return Verdict("distinct", f"floor: distance {distance:.2f} is past the limit")
+    old_text = body(old)
+    mine, theirs = slots_of(new), slots_of(old)
     near = distance <= rules.duplicate_limit(new.type)
-    reversal = _reversal(new.content, old_text, a, b)
-    if reversal is None and distance <= rules.incompatible_distance:
-        scene = _scene(a, b)
-        reversal = None if scene is None else ("supersedes", scene)
-    if reversal is not None:
-        kind, reason = reversal
-        if kind == "supersedes":
-            return _superseding(reason, same_type, old)
-        return Verdict(kind, reason)
+    if same_subject(mine.subject, theirs.subject) is False:
+        why = f"other subject: {mine.subject} vs {theirs.subject}"
+        return Verdict("related" if near or _shares_value(mine, theirs) else "distinct", why)
+    a, b = read(new.content), read(old_text)
     difference = meaning_difference(a, b)
-    if difference is not None:
-        return Verdict("related" if near else "distinct", difference)
-    if not near:
-        return Verdict("distinct", f"distance {distance:.2f} is past the duplicate limit")
-    if not same_type:
-        return Verdict("related", f"the same words, but another type ({old.type})")
-    return Verdict("same", "the same content words, values and polarity")
+    rules_ = (_explicit_change, _reversed_choice, _setting, None, _flip, _new_value, _unsure_change)
+    for rule in rules_:
+        if rule is None:  # rule 6, same fact: it needs the distance and the types
+            if difference is None and near:
+                if old.type != new.type:
+                    return Verdict("related", f"the same words, but another type ({old.type})")
+                return Verdict("same", "same fact: the same content words, values and polarity")
+            continue
+        found = rule(_Pair(new.content, old_text, a, b, mine, theirs, distance))
+        if found is not None:
+            kind, reason = found
+            if kind == "supersedes":
+                return _superseding(reason, old.type == new.type, old)
+            return Verdict(kind, reason)
+    if difference is None:
+        return Verdict("distinct", f"differs: distance {distance:.2f} is past the duplicate limit")
+    return Verdict("related" if near else "distinct", f"differs: {difference}")
+
+
+def slots_of(memory: ExtractedMemory | KnownMemory) -> Slots:
+    """A memory's slots: those its frontmatter (or extractor) gives, the rest read from its
+    text; whether it says a change is always read from the text."""
+    text = memory.content if isinstance(memory, ExtractedMemory) else body(memory)
+    read_ = read_slots(text)
+    return Slots(
+        subject=memory.subject or read_.subject,
+        attribute=memory.attribute or read_.attribute,
+        value=memory.value or read_.value,
+        change=read_.change,
+    )
+
+
+def _shares_value(a: Slots, b: Slots) -> bool:
+    return a.value is not None and a.value == b.value
+
+
+_Found = tuple[Relation, str] | None
+
+# A change's new value is a value, not a sentence: past this many words it is not read as one.
+CHANGED_VALUE_WORDS = 6
+# How close a memory about the same subject must be for a change said of another attribute to
+# be linked ``conflicts_with`` (LoCoMo's facts about one person are 0.2 to 0.5 apart: past 0.3
+# a "his new job" linked a dozen unrelated facts about him).
+CHANGE_DISTANCE = 0.3
+
+
+@dataclass(frozen=True, slots=True)
+class _Pair:
+    """What every rule looks at: both texts, their readings and slots, and their distance."""
+
+    new_text: str
+    old_text: str
+    a: Reading
+    b: Reading
+    mine: Slots
+    theirs: Slots
+    distance: float
+
+
+def _explicit_change(p: _Pair) -> _Found:
+    """Rule 3: "Alice moved to Berlin" after "Alice lives in Paris". The change must be the
+    statement's: a change word inside a long value ("offers tips … such as using coconut oil
+    instead of butter") changes nothing of its subject."""
+    if (
+        not p.mine.change
+        or p.mine.attribute is None
+        or not same_subject(p.mine.subject, p.theirs.subject)
+        or len((p.mine.value or "").split()) > CHANGED_VALUE_WORDS
+    ):
+        return None
+    if p.mine.attribute == p.theirs.attribute or _head_of(p.mine.attribute, p.theirs.attribute):
+        return "supersedes", f"explicit change of {p.mine.subject}'s {p.mine.attribute}"
+    return None
+
+
+def _unsure_change(p: _Pair) -> _Found:
+    """Rule 8, last case: a change said in so many words of the same subject, another
+    attribute ("Order ORTAND-88 is pending" → "Update: order ORTAND-88 has shipped"): maybe a
+    change. Only for a close pair (``CHANGE_DISTANCE``): "Nate's game tournament got pushed
+    back, so he tried making ice cream" changes none of Nate's other facts, and "Caroline is now
+    ready to help others" says no change of anything in particular."""
+    if p.distance > CHANGE_DISTANCE or not same_subject(p.mine.subject, p.theirs.subject):
+        return None
+    if not says_a_change(p.new_text):
+        return None
+    return "conflicts", f"explicit change of {p.mine.subject} ({p.mine.attribute}), unsure of what"
+
+
+def _head_of(short: str | None, long: str | None) -> bool:
+    """ "use" heads "use for storage": "switched to Postgres" changes what is used for it."""
+    return bool(short and long and long.startswith(short + " "))
+
+
+def _reversed_choice(p: _Pair) -> _Found:
+    """Rule 4: "prefers spaces over tabs" after "prefers tabs over spaces"."""
+    if not (_chooses(p.mine.attribute) and _chooses(p.theirs.attribute)):
+        return None  # "Audrey believes in reinforcement rather than punishment" chooses nothing
+    reason = reverses(choice(p.new_text), choice(p.old_text))
+    if reason is None:
+        return None
+    if reason.startswith("chooses what was rejected") and p.mine.attribute != p.theirs.attribute:
+        # "likes cycling with friends" after "prefers running rather than cycling": maybe a
+        # change of mind, maybe another occasion ("prefers spaces" after "prefers tabs over
+        # spaces" is the same choice made again, the other way).
+        return "conflicts", f"reversed choice, unsure: {reason}"
+    return "supersedes", f"reversed choice: {reason}"
+
+
+# Attributes that state a choice (verb stems): only between two of these is a choice reversed.
+_CHOICE_VERBS = (
+    "prefer",
+    "like",
+    "love",
+    "want",
+    "use",
+    "choos",
+    "choose",
+    "pick",
+    "switch",
+    "favor",
+    "favour",
+    "go with",
+    "stick with",
+    "opt for",
+    "adopt",
+    "settl on",
+    "migrat",
+    "replac",
+)
+
+
+def _chooses(attribute: str | None) -> bool:
+    """Whether an attribute states a choice; an imperative ("Use spaces, not tabs") has none
+    read, and may."""
+    if attribute is None:
+        return True
+    return any(attribute == v or attribute.startswith(v + " ") for v in _CHOICE_VERBS)
+
+
+def _setting(p: _Pair) -> _Found:
+    """Rule 5: "listens on port 9090" after "listens on port 8080"."""
+    changed = _attribute_change(p.a, p.b)
+    return None if changed is None else ("supersedes", f"setting: {changed}")
+
+
+def _flip(p: _Pair) -> _Found:
+    """Rule 7: the same statement negated, or with one word for its opposite, and every other
+    word the same ("The cache is enabled in CI" → "The cache is disabled in CI"). "Andrew has
+    no pets" → "Andrew loves pets" says something else: not a flip."""
+    if (p.a.identifiers, p.a.paths, p.a.values) != (p.b.identifiers, p.b.paths, p.b.values):
+        return None
+    swaps = _swaps(p.a, p.b)
+    flipped = p.a.negated != p.b.negated
+    if not flipped and not swaps:
+        return None
+    if flipped and len(swaps) % 2 == 1:
+        return None  # "not open" vs "closed": the same claim said two ways
+    if len(swaps) > 1:
+        return None
+    gone = {w for pair in swaps for w in pair}
+    new_core = p.a.content - {_stem_of(p.a, w) for w in gone}
+    old_core = p.b.content - {_stem_of(p.b, w) for w in gone}
+    if new_core != old_core or not new_core:
+        return None
+    what = "polarity flip" if flipped else f"opposite word: {swaps[0][0]} vs {swaps[0][1]}"
+    return "supersedes", f"{what} of the same statement"
+
+
+def _new_value(p: _Pair) -> _Found:
+    """Rule 8: same subject, same attribute, another value."""
+    attribute = p.mine.attribute
+    if attribute is None or attribute != p.theirs.attribute or p.a.negated != p.b.negated:
+        return None
+    if not same_subject(p.mine.subject, p.theirs.subject) and (p.mine.subject or p.theirs.subject):
+        return None
+    new_value, old_value = p.mine.value or "", p.theirs.value or ""
+    if not new_value or not old_value or new_value == old_value:
+        return None
+    if new_value in old_value or old_value in new_value:
+        return "related", f"new value: {new_value} adds to {old_value} ({attribute})"
+    who = p.mine.subject or "it"
+    if attribute in MANY_VALUED:
+        return "related", f"new value: {who} {attribute} {new_value} as well as {old_value}"
+    if attribute in SINGLE_VALUED:
+        return "supersedes", f"new value: {who}'s {attribute} is {new_value}, was {old_value}"
+    short = len(new_value.split()) <= _VALUE_WORDS and len(old_value.split()) <= _VALUE_WORDS
+    if short and _only_value_differs(p.new_text, p.old_text, new_value, old_value):
+        return "conflicts", f"new value: {who} {attribute} {new_value}, was {old_value} (unsure)"
+    return None
+
+
+_VALUE_WORDS = 3  # a longer "value" is a statement of its own ("values family time and …")
+
+
+def _only_value_differs(new_text: str, old_text: str, new_value: str, old_value: str) -> bool:
+    def rest(text: str, value: str) -> str:
+        return " ".join(text.casefold().replace(value, " ").replace(".", " ").split())
+
+    return rest(new_text, new_value) == rest(old_text, old_value)
 
 
 def _superseding(reason: str, same_type: bool, old: KnownMemory) -> Verdict:
     if not same_type:
         return Verdict("conflicts", f"{reason}, but the types differ ({old.type})")
     return Verdict("supersedes", reason)
-
-
-def _scene(a: Reading, b: Reading) -> str | None:
-    """A statement excluding what the same subject did or where it was (``scenes``), when no
-    identifier or path says the two are about different things."""
-    if a.identifiers != b.identifiers or a.paths != b.paths:
-        return None
-    return incompatible(a, b)
 
 
 def body(memory: KnownMemory) -> str:
@@ -137,49 +338,6 @@ def meaning_difference(a: Reading, b: Reading) -> str | None:
     if a.content != b.content:
         return f"different words: {_show(a.content - b.content)} vs {_show(b.content - a.content)}"
     return None
-
-
-def _reversal(new_text: str, old_text: str, a: Reading, b: Reading) -> tuple[Relation, str] | None:
-    """("supersedes" or "conflicts", why) when ``new`` reverses ``old``, else None."""
-    reason = reverses(choice(new_text), choice(old_text))
-    if reason is not None:
-        return "supersedes", f"a reversed choice: {reason}"
-    changed = _attribute_change(a, b)
-    if changed is not None:
-        return "supersedes", changed
-    if (a.identifiers != b.identifiers) or (a.paths != b.paths) or (a.values != b.values):
-        return None  # another invoice, host or count: a different thing, not a reversal
-    swaps = _swaps(a, b)
-    flipped = a.negated != b.negated
-    if not flipped and not swaps:
-        return None
-    if flipped and len(swaps) % 2 == 1:
-        return None  # "not open" vs "closed": the same claim said two ways
-    reason = "a polarity flip" if flipped else f"opposite words: {swaps[0][0]} vs {swaps[0][1]}"
-    gone = {w for pair in swaps for w in pair}
-    new_core = a.content - {_stem_of(a, w) for w in gone}
-    old_core = b.content - {_stem_of(b, w) for w in gone}
-    if a.names == b.names and _same_statement(new_core, old_core, flipped, a.negated):
-        return "supersedes", f"{reason} of the same statement"
-    shared = new_core & old_core
-    if shared and len(shared) / len(new_core | old_core) >= 0.3:
-        return "conflicts", f"{reason}, but the statements differ"
-    return None
-
-
-def _same_statement(new: frozenset[str], old: frozenset[str], flipped: bool, negated: bool) -> bool:
-    """Whether a flip or an antonym applies to the same statement. A negation must sit on the
-    statement that the other one contains ("a man in a red shirt plays" → "the man is not
-    playing"; not "... which doesn't look like a bathroom" → "a man is shaving"). An antonym
-    needs half of the new statement's other words in the old one ("a red scarf" → "a black
-    scarf")."""
-    if new == old:
-        return True
-    shared = new & old
-    if flipped:
-        negated_side, other = (new, old) if negated else (old, new)
-        return negated_side <= other and len(shared) >= 2
-    return bool(shared) and len(shared) / max(1, len(new)) >= 0.5
 
 
 def _swaps(a: Reading, b: Reading) -> list[tuple[str, str]]:

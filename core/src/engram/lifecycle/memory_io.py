@@ -123,6 +123,9 @@ def read_known(writer: Writer, document_id: str) -> KnownMemory | None:
         title=info.title,
         content=strip_private(fm.body).strip(),
         created_at=info.created_at,
+        subject=info.subject,
+        attribute=info.attribute,
+        value=info.value,
     )
 
 

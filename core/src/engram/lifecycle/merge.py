@@ -36,6 +36,10 @@ def merge(
     before = wording_of(old, fm.body)
     meta = dict(old)
     meta.update(title=new.title, tags=tags, importance=importance, updated_at=stamp(now))
+    for slot in ("subject", "attribute", "value"):  # the newer wording's slots, as its text
+        given = getattr(new, slot)
+        if given:
+            meta[slot] = given
     meta[HASH_KEY] = content_hash(new.content)
     if before != new.content.strip() or (old.get("title") or None) != new.title:
         meta[REVISIONS_KEY] = with_revision(

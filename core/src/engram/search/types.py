@@ -16,10 +16,31 @@ from engram.protocols import Embedder, Store
 _WORD = re.compile(r"[a-z]+")
 LIVE = Ne(field="live", value=False)
 
+# More words that name a type in a question, so that every type can be listed: "list all my
+# error solutions", "show all config", "what did we decide", "what progress", "my facts".
+ASKING_WORDS: dict[str, str] = {
+    **TYPE_WORDS,
+    "solution": "error-solution",
+    "solutions": "error-solution",
+    "fixes": "error-solution",
+    "config": "project-config",
+    "configs": "project-config",
+    "configuration": "project-config",
+    "settings": "project-config",
+    "decide": "decision",
+    "decided": "decision",
+    "progress": "progress",
+    "facts": "fact",
+    "notes": "note",
+    "summaries": "session-summary",
+    "architecture": "architecture",
+    "brief": "project-brief",
+}
+
 
 def asked_type(query: str) -> str | None:
     """The memory type a query names, when it names exactly one."""
-    found = {TYPE_WORDS[w] for w in _WORD.findall(query.casefold()) if w in TYPE_WORDS}
+    found = {ASKING_WORDS[w] for w in _WORD.findall(query.casefold()) if w in ASKING_WORDS}
     return found.pop() if len(found) == 1 else None
 
 

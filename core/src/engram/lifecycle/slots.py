@@ -1,0 +1,510 @@
+"""What a memory is about: its subject, the attribute it states of it, and the value.
+
+"Alice lives in Paris." is ``(alice, live in, paris)``; "The mother tongue of Danielle Darrieux
+is French." is ``(danielle darrieux, mother tongue, french)``; "I like tea." is ``(user, like,
+tea)``. The judge compares these slots (``engram.lifecycle.judge``): two memories about different
+subjects never merge, supersede or conflict. A reading that finds no subject gives ``None``
+slots, and the judge is then careful (it never supersedes on a slot it does not have).
+
+Named rules, in the order they apply (each with an example):
+
+- ``label``: "Update: …" / "Correction: …" is not the subject, and says the value changed;
+- ``opening clause``: a leading "Yesterday," / "On Tuesday," / "In 2020," is not the subject;
+- ``first person``: "I …", "my …" → the user; "we …", "our …", "let's" → the project
+  ("We deploy on Tuesdays" is the project's fact);
+- ``speaker``: a captured fact "The user …" / "The assistant …" is its speaker's;
+- ``noun phrase``: the words before the sentence's first verb are the subject, a name as the
+  first word included ("Deborah visited her mother's house" → deborah);
+- ``possessive``: "Jolene's mother is a nurse" → jolene, attribute "mother be";
+- ``of``: "The capital of France is Paris" → france, attribute "capital";
+- ``verb``: the attribute is the verb (as a stem) and its particles, the value what follows
+  ("We deploy on Tuesdays" → deploy on, tuesdays);
+- ``alias``: a verb of change names the attribute it changes ("moved to" → "live in",
+  "switched to" → "use") and marks the change.
+
+Slots are written to a memory's frontmatter (``subject``, ``attribute``, ``value``), all three
+optional: a hand-written note without them is read from its text when judged.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from engram.lifecycle.reading import stem
+
+USER = "user"
+PROJECT = "project"
+
+_WORD = re.compile(r"[A-Za-z0-9_`][\w.'+#/@`-]*[\w+#/`]|[A-Za-z0-9]")
+_CLAUSE_END = re.compile(r"[,;:!?()]|\.(?:\s|$)| - | \u2014 ")
+
+_FIRST_SINGULAR = frozenset(["i", "my", "me", "mine", "i'm", "i've", "i'd", "i'll"])
+_FIRST_PLURAL = frozenset(["we", "our", "us", "ours", "let's", "we're", "we've", "we'll"])
+_SPEAKERS = {"user": USER, "assistant": "assistant"}
+_DETERMINERS = frozenset(["the", "a", "an", "this", "that", "these", "those", "some", "every"])
+_POSSESSIVES = frozenset(["his", "her", "their", "its", "your"])
+_OPENERS = frozenset(
+    [
+        "yesterday",
+        "today",
+        "tomorrow",
+        "recently",
+        "lately",
+        "now",
+        "currently",
+        "also",
+        "then",
+        "later",
+        "finally",
+        "anyway",
+        "so",
+        "and",
+        "but",
+        "however",
+        "meanwhile",
+        "ok",
+        "okay",
+    ]
+)
+# Words between a subject and its verb that are not the verb: auxiliaries, adverbs, negations.
+_AUXILIARIES = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "am",
+        "be",
+        "been",
+        "being",
+        "has",
+        "have",
+        "had",
+        "does",
+        "do",
+        "did",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "can",
+        "could",
+        "may",
+        "might",
+        "must",
+        "isn't",
+        "aren't",
+        "wasn't",
+        "weren't",
+        "hasn't",
+        "haven't",
+        "hadn't",
+        "doesn't",
+        "don't",
+        "didn't",
+        "won't",
+        "can't",
+        "cannot",
+        "'s",
+    ]
+)
+_ADVERBS = frozenset(
+    [
+        "not",
+        "no",
+        "never",
+        "longer",
+        "now",
+        "currently",
+        "still",
+        "also",
+        "always",
+        "usually",
+        "often",
+        "sometimes",
+        "already",
+        "just",
+        "recently",
+        "really",
+        "finally",
+        "actually",
+        "only",
+        "mostly",
+        "generally",
+        "then",
+        "anymore",
+        "again",
+    ]
+)
+_COPULA = frozenset(["is", "are", "was", "were", "am", "be", "been", "being", "'s"])
+_HAVE = frozenset(["has", "have", "had"])
+_IRREGULAR = {
+    "ran": "run",
+    "went": "go",
+    "goes": "go",
+    "got": "get",
+    "made": "make",
+    "took": "take",
+    "saw": "see",
+    "met": "meet",
+    "bought": "buy",
+    "left": "leave",
+    "wrote": "write",
+    "spoke": "speak",
+    "spoken": "speak",
+    "born": "born",
+    "gave": "give",
+    "found": "find",
+    "began": "begin",
+    "chose": "choose",
+    "built": "build",
+    "taught": "teach",
+    "felt": "feel",
+    "kept": "keep",
+    "thought": "think",
+}
+# Common verbs in their base form, read as verbs after a noun ("our tests run on CI").
+_BASE_VERBS = frozenset(
+    """run use live work deploy like love prefer need want go keep store build host ship release
+    write read speak play own lead manage support call test meet visit stay plan teach""".split()  # noqa: SIM905
+)
+_NOUN_BEFORE = (_DETERMINERS | _POSSESSIVES | _FIRST_SINGULAR | _FIRST_PLURAL) - {"i", "we"}
+# Words that start a modifier of the subject: "A man with a shirt" is about a man.
+_MODIFIERS = frozenset(["with", "without", "in", "on", "at", "from", "who", "which", "that"])
+_QUANTIFIERS = frozenset(["any", "no", "some", "many", "much", "several", "few", "more", "all"])
+_PREPOSITIONS = frozenset(
+    [
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "with",
+        "by",
+        "of",
+        "as",
+        "into",
+        "onto",
+        "about",
+        "via",
+        "under",
+        "through",
+    ]
+)
+# Two ways to key one attribute.
+_SAME_AS = {"live at": "live in", "be now in": "live in"}
+# A verb of change names the attribute it changes: "moved to Berlin" is where one lives now.
+ALIASES: dict[str, str] = {
+    "move to": "live in",
+    "move": "live in",
+    "relocat to": "live in",
+    "be now in": "live in",
+    "switch to": "use",
+    "migrat to": "use",
+    "chang to": "use",
+    "replac with": "use",
+    "start use": "use",
+    "now use": "use",
+    "now live in": "live in",
+}
+CHANGE_WORDS = re.compile(
+    r"\b(?:no longer|not any ?more|anymore|switch(?:ed|es|ing)? (?:from|to|over)|"
+    r"mov(?:ed|es|ing) to|moved|relocat(?:ed|es|ing)|migrat(?:ed|es|ing)|chang(?:ed|es) to|"
+    r"instead of|now|these days|replac(?:ed|es|ing)|from now on|pushed (?:back|out|to)|"
+    r"postponed|rescheduled|escalated)\b",
+    re.IGNORECASE,
+)
+# A label that says the statement corrects or updates an earlier one ("Update: ...").
+_LABEL = re.compile(r"^\s*(?P<label>[A-Za-z]+(?: [A-Za-z]+)?):\s+(?=\S)")
+_CHANGE_LABELS = frozenset(["update", "correction", "change", "changed", "edit", "fix"])
+_TRAILING = re.compile(
+    r"\s+(?:now|anymore|these days|currently|again|too|as well|instead)$", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Slots:
+    """A memory's subject, attribute and value (lowercase keys; None where not read), and
+    whether its text says the value changed ("no longer", "moved to", "switched to", "now")."""
+
+    subject: str | None = None
+    attribute: str | None = None
+    value: str | None = None
+    change: bool = False
+
+    def frontmatter(self) -> dict[str, str]:
+        """The slots a memory's frontmatter records (the change mark is read from the text)."""
+        out = {"subject": self.subject, "attribute": self.attribute, "value": self.value}
+        return {k: v for k, v in out.items() if v}
+
+
+def read_slots(text: str, speaker: str | None = None) -> Slots:
+    """The slots of a memory's first statement (see the module docstring). ``speaker``: whose
+    words these are when the text says "I" (``user`` in the user's own session; a person's name
+    for a captured fact)."""
+    first = _first_statement(_straight(text))
+    label = _LABEL.match(first)
+    change = False
+    if label is not None:  # rule ``label``: "Update: order ORTAND-88 has shipped"
+        change = label["label"].lower() in _CHANGE_LABELS
+        first = first[label.end() :]
+    clause = _clause(_expanded(first))
+    # A change word counts in the main clause only: "…, such as coconut oil instead of butter"
+    # changes nothing of the subject.
+    change = change or bool(CHANGE_WORDS.search(clause))
+    words = [w.strip("`") for w in _WORD.findall(clause)]
+    while words and words[0].lower() in _OPENERS:
+        words = words[1:]
+    if not words:
+        return Slots(change=change)
+    verb_at = _verb_index(words)
+    if verb_at is None:
+        return Slots(subject=_name_anywhere(words, speaker), change=change)
+    head, rest = words[:verb_at], words[verb_at:]
+    subject, attribute_head = _subject(head, speaker)
+    if subject is None:
+        subject = _name_anywhere(words[verb_at:], speaker)
+    attribute, value = _attribute_value(rest)
+    if attribute_head:
+        # "The mother tongue of S is French": the attribute is the noun, "be" is implied.
+        attribute = attribute_head if attribute in ("be", None) else f"{attribute_head} {attribute}"
+    key = _SAME_AS.get(attribute or "", attribute)
+    if key is not None:
+        for alias, target in ALIASES.items():
+            if key == alias or key.endswith(" " + alias):
+                key, change = target, True
+                break
+    return Slots(subject=subject, attribute=key, value=value, change=change)
+
+
+def says_a_change(text: str) -> bool:
+    """Whether a text says in so many words that something changed: a change word other than
+    "now" (too common in plain statements: "she is now ready to help"), or an "Update:" label."""
+    first = _first_statement(_straight(text))
+    label = _LABEL.match(first)
+    if label is not None and label["label"].lower() in _CHANGE_LABELS:
+        return True
+    clause = _clause(_expanded(first))
+    return any(m.group().lower() not in _WEAK for m in CHANGE_WORDS.finditer(clause))
+
+
+_WEAK = frozenset(["now", "these days"])
+
+
+def same_subject(a: str | None, b: str | None) -> bool | None:
+    """Whether two subjects are one (None when either is unknown): the same words, or one the
+    other with words before or after it ("the black dog" / "a dog", "Danielle Darrieux" /
+    "Darrieux", "the Q3 report deadline" / "the Q3 report")."""
+    if not a or not b:
+        return None
+    one, two = _key(a).split(), _key(b).split()
+    short, long = sorted((one, two), key=len)
+    if not short:
+        return False
+    # "the black dog" / "the dog"; "the Q3 report deadline" / "the Q3 report".
+    return long[len(long) - len(short) :] == short or long[: len(short)] == short
+
+
+def _key(subject: str) -> str:
+    return " ".join(_straight(subject).casefold().removesuffix("'s").split())
+
+
+def _straight(text: str) -> str:
+    """Typographic apostrophes as plain ones ("Jolene\u2019s" is "Jolene's")."""
+    return text.replace("\u2019", "'")
+
+
+def _first_statement(text: str) -> str:
+    body = text.strip()
+    if body.startswith("#"):  # a memory file's "# title" heading
+        _, _, rest = body.partition("\n")
+        body = rest.strip() or body.lstrip("# ")
+    end = re.search(r"[.!?](?:\s|$)|\n", body)
+    return body[: end.start()] if end else body
+
+
+def _expanded(text: str) -> str:
+    """Contractions as words: "I'm" is "I am", "don't" is "do not"."""
+    for short, full in (("'m", " am"), ("'re", " are"), ("'ve", " have"), ("'ll", " will")):
+        text = re.sub(rf"(?<=\w){short}\b", full, text, flags=re.IGNORECASE)
+    return re.sub(r"n't\b", " not", text, flags=re.IGNORECASE)
+
+
+def _clause(sentence: str) -> str:
+    """Rule ``opening clause``: the statement's main clause: the first one, unless it opens
+    with a preposition or a time word ("On Tuesday, Alice …", "Yesterday, …") and another
+    follows. A value ends with its clause ("I am vegetarian, please …" → vegetarian)."""
+    clauses = [c.strip() for c in _CLAUSE_END.split(sentence) if c.strip()]
+    if not clauses:
+        return ""
+    lead = _WORD.findall(clauses[0])
+    opener = _PREPOSITIONS | _OPENERS | {"after", "before", "when", "last", "this"}
+    if len(clauses) > 1 and lead and lead[0].lower() in opener:
+        return clauses[1]
+    return clauses[0]
+
+
+def _verb_index(words: list[str]) -> int | None:
+    """Where the verb phrase starts: the first auxiliary, or the first word read as a verb
+    after at least one subject word."""
+    for i, word in enumerate(words[:12]):
+        low = word.lower()
+        if low in _AUXILIARIES:
+            return i if i > 0 else None
+        if i == 0 and low in _BASE_VERBS:
+            return None  # an imperative: "Use spaces, not tabs" has no subject
+        if i == 0 or low in _PREPOSITIONS or not low.isalpha():
+            continue
+        if low in _ADVERBS and i + 1 < len(words):
+            continue
+        prev = words[i - 1].lower()
+        if prev in _NOUN_BEFORE:
+            continue  # "the tests", "my sister": a noun after a determiner
+        if prev.endswith("'s") or word[0].isupper():
+            continue
+        if _is_verb(low, prev):
+            return i
+    return None
+
+
+def _is_verb(low: str, prev: str) -> bool:
+    if low in _IRREGULAR or low in _COPULA or low in _HAVE:
+        return True
+    if prev in ("i", "we", "you", "they", "he", "she", "it", "user", "assistant"):
+        return True  # "I like", "we deploy"
+    if prev in _ADVERBS:
+        return True  # "Alice now lives", "Bob never drinks"
+    if low in _BASE_VERBS:
+        return True
+    return low.endswith(("ed", "es")) or (low.endswith("s") and not low.endswith(("ss", "us")))
+
+
+def _subject(head: list[str], speaker: str | None) -> tuple[str | None, str | None]:
+    """(subject, an attribute the subject phrase holds): rules ``first person``, ``speaker``,
+    ``possessive``, ``of`` and ``noun phrase``."""
+    low = [w.lower() for w in head]
+    first_person = _first_person(low[0], speaker) if low else None
+    if first_person is not None:
+        rest = [w for w in low[1:] if w not in _ADVERBS]
+        return first_person, " ".join(rest) or None  # "my sister" → (user, sister)
+    if len(low) >= 2 and low[0] == "the" and low[1] in _SPEAKERS:
+        whose = _SPEAKERS[low[1]]
+        rest = low[2:]
+        if low[1].endswith("'s") or (rest and rest[0] in ("'s",)):
+            rest = rest[1:]
+        return whose, " ".join(w for w in rest if w not in _ADVERBS) or None
+    if len(low) >= 2 and low[0] == "the" and low[1] in ("user's", "assistant's"):
+        return _SPEAKERS[low[1][:-2]], " ".join(low[2:]) or None
+    if "of" in low[1:]:
+        at = low.index("of", 1)
+        owner = _strip_determiners(head[at + 1 :])
+        attribute = _strip_determiners(head[:at])
+        if owner and attribute:
+            return _phrase(owner), _phrase(attribute).lower()
+    for i, word in enumerate(low):
+        if word.endswith(("'s", "'")) and i + 1 < len(low):
+            owner = _strip_determiners(head[: i + 1])
+            owner[-1] = re.sub(r"'s?$", "", owner[-1])
+            first_person = _first_person(owner[0].lower(), speaker) if owner else None
+            return first_person or _phrase(owner), " ".join(low[i + 1 :])
+    phrase = _strip_determiners(head)
+    cut = next((i for i, w in enumerate(phrase) if i and w.lower() in _MODIFIERS), len(phrase))
+    words = [w for w in phrase[:cut] if w.lower() not in _ADVERBS | _OPENERS]
+    return (_phrase(words) or None), None  # an imperative ("Always run ruff") has none
+
+
+def _first_person(word: str, speaker: str | None) -> str | None:
+    if word in _FIRST_SINGULAR:
+        return (speaker or USER).casefold()
+    if word in _FIRST_PLURAL:
+        return PROJECT
+    return None
+
+
+def _strip_determiners(words: list[str]) -> list[str]:
+    out = list(words)
+    while out and out[0].lower() in _DETERMINERS:
+        out = out[1:]
+    return out
+
+
+def _phrase(words: list[str]) -> str:
+    return " ".join(words).casefold()
+
+
+def _name_anywhere(words: list[str], speaker: str | None) -> str | None:
+    """The first name in a sentence with no subject before its verb (the first word included,
+    unless it is a first-person word: then the speaker)."""
+    for i, word in enumerate(words):
+        low = word.lower()
+        if i == 0:
+            person = _first_person(low, speaker)
+            if person is not None:
+                return person
+            if low in _DETERMINERS | _OPENERS | _PREPOSITIONS or _is_verb(low, ""):
+                continue  # "Lives in Berlin": a verb, capitalised as the first word
+        if word[:1].isupper() and low not in _FIRST_SINGULAR:
+            run = [word]
+            for nxt in words[i + 1 :]:
+                if not nxt[:1].isupper():
+                    break
+                run.append(nxt)
+            return _phrase(run).removesuffix("'s")
+    return None
+
+
+def _attribute_value(rest: list[str]) -> tuple[str | None, str | None]:
+    """Rule ``verb``: (the verb's stem and its particles, the words after them)."""
+    parts, i = _verb(rest)
+    if not parts:
+        return None, _value(rest[i:])
+    while i < len(rest) and rest[i].lower() in _PREPOSITIONS and len(parts) < 4:
+        parts.append(rest[i].lower())
+        i += 1
+    value = _value(rest[i:])
+    if value and parts[-1] == "from" and " to " in value:
+        # "switched from MySQL to Postgres": the value is what it is now.
+        parts[-1], value = "to", value.split(" to ", 1)[1]
+    elif value and parts == ["use"] and " for " in value:
+        # "We use PostgreSQL for billing": what is used for billing.
+        value, purpose = value.split(" for ", 1)
+        parts = ["use", "for", purpose]
+    elif value and parts == ["be"]:
+        # "is a citizen of Japan": the role is the attribute, what it is of the value.
+        role = re.match(r"^((?:\w+ ){1,3}?)(of|in|at|for) (.+)$", value)
+        if role:
+            return f"be {role[1].strip()} {role[2]}", role[3]
+    return " ".join(parts), value
+
+
+def _verb(rest: list[str]) -> tuple[list[str], int]:
+    """The verb phrase's words as the attribute keys them ("be", "now", a verb's stem) and
+    where the words after it start."""
+    now: list[str] = []
+    i = 0
+    main: str | None = None
+    while i < len(rest) and (rest[i].lower() in _AUXILIARIES or rest[i].lower() in _ADVERBS):
+        low = rest[i].lower()
+        if low in _COPULA or low in _HAVE:
+            main = main or ("be" if low in _COPULA else "have")
+        elif low == "now":
+            now.append("now")
+        i += 1
+    if i < len(rest):
+        low = rest[i].lower()
+        noun_like = low in _PREPOSITIONS | _DETERMINERS | _QUANTIFIERS | _POSSESSIVES
+        verb = main is None or low.endswith(("ed", "ing")) or main == "have"
+        if low.isalpha() and not noun_like and verb:
+            main = _IRREGULAR.get(low) or stem(low)
+            i += 1
+    if main is None:
+        return [], i
+    return ([main, *now] if main == "be" else [*now, main]), i
+
+
+def _value(words: list[str]) -> str | None:
+    value = _phrase(_strip_determiners(words))
+    value = _TRAILING.sub("", value).strip()
+    return value or None
