@@ -195,3 +195,19 @@ def test_memory_get_never_reads_secrets_or_the_index(box: Toolbox, raw: str) -> 
     result = box.call("memory_get", {"path": raw})
     assert not result.ok and "refused" in result.text, result.text
     assert "sk-live" not in result.text
+
+
+def test_memories_carry_their_subject_and_list_by_it(box: Toolbox, tmp_path: Path) -> None:
+    """The subject read from the content (a name anywhere) or given, in the file and as a
+    filter of memory_list: another person's fact is never in the list, any case matches."""
+    alice = box.call("memory_store", {"content": "Alice lives in Paris.", "type": "fact"})
+    bob = box.call(
+        "memory_store", {"content": "Lives near the station.", "type": "fact", "subject": "Bob"}
+    )
+    assert alice.ok and bob.ok and alice.data is not None and bob.data is not None
+    assert "subject: Bob" in (tmp_path / bob.data["path"]).read_text(encoding="utf-8")
+    for asked, expected in (("alice", alice), ("BOB", bob)):
+        listed = box.call("memory_list", {"subject": asked})
+        assert listed.ok and listed.data is not None, listed.text
+        assert [m["id"] for m in listed.data["memories"]] == [expected.data["id"]]  # type: ignore[index]
+    assert box.call("memory_list", {"subject": "carol"}).data["memories"] == []  # type: ignore[index]

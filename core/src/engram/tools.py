@@ -85,6 +85,13 @@ class MemoryStoreInput(_Input):
         "existing file is never overwritten: a number is added instead. A near-duplicate of "
         "a stored memory updates that memory instead of writing a new file.",
     )
+    subject: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Who or what the memory is about (a person, 'user', 'project', a service); "
+        "default: read from the content. Memories about different subjects never replace "
+        "each other.",
+    )
 
 
 class MemoryForgetInput(_Input):
@@ -105,6 +112,9 @@ class MemoryListInput(_Input):
     type: MemoryType | None = None
     scope: Scope | None = None
     tag: str | None = Field(default=None, max_length=64)
+    subject: str | None = Field(
+        default=None, max_length=200, description="Only memories about this subject (any case)."
+    )
     since: date | None = Field(default=None, description="Created on or after (YYYY-MM-DD).")
     until: date | None = Field(default=None, description="Created on or before (YYYY-MM-DD).")
     limit: int = Field(default=50, ge=1, le=500, description="Memories on this page.")
@@ -189,6 +199,7 @@ def _store(memory: Memory, args: MemoryStoreInput) -> StoredMemory:
         tags=args.tags,
         path=args.path,
         importance=args.importance,
+        subject=args.subject,
     )
 
 
@@ -217,6 +228,7 @@ def _list(memory: Memory, args: MemoryListInput) -> ListOutput:
         type=args.type,
         scope=args.scope,
         tag=args.tag,
+        subject=args.subject,
         since=args.since.isoformat() if args.since else None,
         until=args.until.isoformat() + "T23:59:59.999+00:00" if args.until else None,
         include_superseded=args.include_superseded,
