@@ -14,7 +14,8 @@ from engram.plugins import build_registry, get_plugin_manager
 from engram.protocols import embedder_identity
 from engram.registry import Registry
 from engram.search import HybridSearcher
-from engram_bench.datasets import Dataset, load_beir, load_locomo
+from engram_bench.dataset_types import Dataset
+from engram_bench.datasets import load_beir, load_locomo
 from engram_bench.embedding import FixedEmbedder, build_embedder, cached
 from engram_bench.quality import (
     CHUNKER,

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.errors import ConfigError
-from engram_bench.datasets import (
+from engram_bench.dataset_types import (
     LOCOMO_CATEGORIES,
     LOCOMO_METRICS,
     Dataset,

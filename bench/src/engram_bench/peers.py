@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from engram_bench.datasets import Dataset
+from engram_bench.dataset_types import Dataset
 from engram_bench.quality import Embedded, evaluate
 from engram_bench.timing import summarize_ms
 

@@ -33,7 +33,7 @@ from engram.filters import Filter
 from engram.models import Chunk, FusionMethod, Hit, IndexIdentity, SearchMode
 from engram.protocols import Store, embedder_identity
 from engram.search import HybridSearcher
-from engram_bench.datasets import Dataset, Query
+from engram_bench.dataset_types import Dataset, Query
 from engram_bench.embedding import EmbedStats, FixedEmbedder, Matrix, embed_all
 from engram_bench.metrics import metric, metric_depth
 from engram_bench.paired import METRIC as PAIRED_METRIC

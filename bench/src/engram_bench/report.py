@@ -4,52 +4,19 @@ plots. Every table sits under the machine, versions and same-run baseline it was
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from engram_bench import startup
 from engram_bench.memory import render_memory
 from engram_bench.paired import render_paired
-
-Row = Sequence[object]
+from engram_bench.report_pipeline import render_pipeline
+from engram_bench.report_tables import Row, fmt, mib, ms, table
 
 
 def write_json(results: dict[str, Any], path: Path) -> Path:
     path.write_text(json.dumps(results, indent=1, sort_keys=False, default=str) + "\n")
     return path
-
-
-def _fmt(value: object, digits: int = 3) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "—"
-        if abs(value) >= 1000:
-            return f"{value:,.0f}"
-        if abs(value) >= 100:
-            return f"{value:.0f}"
-        if abs(value) >= 10:
-            return f"{value:.1f}"
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def _ms(value: float | None) -> str:
-    if value is None or math.isnan(value):
-        return "—"
-    return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:.0f}"
-
-
-def table(header: Row, rows: Iterable[Row]) -> str:
-    lines = [
-        "| " + " | ".join(str(h) for h in header) + " |",
-        "|" + "|".join("---" for _ in header) + "|",
-    ]
-    lines += ["| " + " | ".join(_fmt(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def _header(results: dict[str, Any]) -> list[str]:
@@ -113,7 +80,7 @@ def _quality_dataset(
             r["embedder"] or "—",
             r["mode"],
             *[r["metrics"][m] for m in metrics],
-            _ms(r["latency_ms"]["p50"]),
+            ms(r["latency_ms"]["p50"]),
         ]
         for r in ds["rows"]
     ]
@@ -176,7 +143,7 @@ def _peer_rows(results: dict[str, Any], dataset: str, metrics: list[str]) -> lis
                         r["embedder"],
                         r["mode"],
                         *[r["metrics"][m] for m in metrics],
-                        _ms(r["latency_ms"]["p50"]),
+                        ms(r["latency_ms"]["p50"]),
                     ]
                 )
     return rows
@@ -269,8 +236,8 @@ def _speed(results: dict[str, Any], images: dict[str, str]) -> list[str]:
         lines += ["", f"### {run['chunks']:,} chunks x {run['dimension']} dims", ""]
         lines.append(
             f"Baseline (numpy exact, float32 matrix {base['matrix_mib']:.0f} MiB): vector p50 "
-            f"{_ms(base['vector_ms']['p50'])} / p95 {_ms(base['vector_ms']['p95'])} / p99 "
-            f"{_ms(base['vector_ms']['p99'])} ms; file-write floor "
+            f"{ms(base['vector_ms']['p50'])} / p95 {ms(base['vector_ms']['p95'])} / p99 "
+            f"{ms(base['vector_ms']['p99'])} ms; file-write floor "
             f"{base['ingest_chunks_per_s']:,.0f} chunks/s."
         )
         lines.append("")
@@ -289,9 +256,9 @@ def _speed(results: dict[str, Any], images: dict[str, str]) -> list[str]:
                     _lat(r.get("keyword_ms"), ratios.get("keyword_p50_x_numpy")),
                     _lat(r.get("hybrid_ms"), ratios.get("hybrid_p50_x_numpy")),
                     r.get("ann_recall_at_10"),
-                    _mib(r.get("disk_bytes")),
-                    _fmt(r.get("peak_rss_mib"), 0),
-                    _ms(r.get("reopen_ms")),
+                    mib(r.get("disk_bytes")),
+                    fmt(r.get("peak_rss_mib"), 0),
+                    ms(r.get("reopen_ms")),
                     _cold(r.get("cold_open")),
                 ]
             )
@@ -332,7 +299,7 @@ def _cliffs(run: dict[str, Any]) -> list[str]:
         rows.append(
             [
                 r["store"],
-                _fmt(r.get("ingest_seconds"), 1),
+                fmt(r.get("ingest_seconds"), 1),
                 _first(first, "same_store_ms", ratios.get("first_query_same_store_x_p50")),
                 _first(first, "reopened_ms", ratios.get("first_query_reopened_x_p50")),
                 _paired_ratio(ratios, "vector"),
@@ -383,7 +350,7 @@ def _server(run: dict[str, Any]) -> list[str]:
                 "—" if share is None else f"{r['ingest_chunks_per_s']:,.0f} ({share:.3f})",
                 _per_s(server["concurrent"].get("vector", []), ratios, "vector"),
                 _per_s(server["concurrent"].get("hybrid", []), ratios, "hybrid"),
-                _mib(server.get("table_bytes")),
+                mib(server.get("table_bytes")),
             ]
         )
     if not rows:
@@ -430,12 +397,8 @@ def _hnsw_recall(stores: dict[str, Any]) -> list[str]:
             f"exact top-10 over {info['queries']} queries, at {info['chunks']:,} chunks x "
             f"{info['dimension']} dims (threshold {info['hnsw_threshold']:,}; {index}; "
             f"ef_search {info['ef_search']}, m {info['hnsw_m']}, ef_construction "
-            f"{info['hnsw_ef_construction']}); vector p50 {_ms(info['vector_ms']['p50'])} ms"
-            + (
-                ""
-                if ratio is None
-                else f" ({ratio:.1f}x numpy's {_ms(info['numpy_ms']['p50'])} ms)"
-            )
+            f"{info['hnsw_ef_construction']}); vector p50 {ms(info['vector_ms']['p50'])} ms"
+            + ("" if ratio is None else f" ({ratio:.1f}x numpy's {ms(info['numpy_ms']['p50'])} ms)")
             + f"; ingest {info['ingest_seconds']:.1f} s, index build included.",
         ]
     return lines
@@ -450,7 +413,7 @@ def _first(first: dict[str, Any] | None, key: str, ratio: float | None) -> str:
     value = None if not first else first.get(key)
     if value is None:
         return "—"
-    return f"{_ms(value)} ({ratio:.1f}x)" if ratio is not None else _ms(value)
+    return f"{ms(value)} ({ratio:.1f}x)" if ratio is not None else ms(value)
 
 
 def _ingest(row: dict[str, Any], ratios: dict[str, float]) -> str:
@@ -466,12 +429,8 @@ def _ingest(row: dict[str, Any], ratios: dict[str, float]) -> str:
 def _lat(summary: dict[str, float] | None, ratio: float | None) -> str:
     if not summary:
         return "—"
-    text = f"{_ms(summary['p50'])} / {_ms(summary['p95'])} / {_ms(summary['p99'])}"
+    text = f"{ms(summary['p50'])} / {ms(summary['p95'])} / {ms(summary['p99'])}"
     return f"{text} ({ratio:.1f}x)" if ratio is not None else text
-
-
-def _mib(value: int | None) -> str:
-    return "—" if value is None else f"{value / 2**20:.1f}"
 
 
 def _cold(info: dict[str, Any] | None) -> str:
@@ -479,83 +438,7 @@ def _cold(info: dict[str, Any] | None) -> str:
         return "—"
     if "error" in info:
         return f"failed: {info['error']}"
-    return f"{_ms(info['open_and_first_query_ms'])} ({info['import_ms'] / 1000:.1f} s)"
-
-
-def _pipeline(results: dict[str, Any], images: dict[str, str]) -> list[str]:
-    pipe = results.get("pipeline")
-    if not pipe:
-        return []
-    lines = ["", "## 3. The pipeline (`engram index`)", ""]
-    lines.append(
-        f"A generated vault of {pipe['files']:,} markdown files (frontmatter, headings; every "
-        f"tenth file has several sections), indexed through `Memory.index` with the "
-        f"`{pipe['embedder']}` embedder and a fresh embedding cache shared by the stores: the "
-        "first store's first run embeds everything (cold), later stores find the vectors cached "
-        "(warm), as when a user switches backends. The changed files get a line naming the store, "
-        "so every 1% run embeds for real."
-    )
-    lines += ["", "Embedder throughput (no cache, after one warm-up call):", ""]
-    rows = []
-    for name, s in pipe["embedder_throughput"].items():
-        if "error" in s:
-            rows.append([name, f"failed: {s['error']}", "—"])
-        else:
-            rows.append([name, f"{s['per_second']:.1f}", f"{int(s['texts'])} notes"])
-    lines.append(table(["embedder", "texts/s", "sample"], rows))
-    lines.append("")
-    rows = []
-    for st in pipe["stores"]:
-        if "error" in st:
-            rows.append([st["store"], f"failed: {st['error']}", "—", "—", "—"])
-            continue
-        first, noop, changed = st["runs"]
-        rows.append(
-            [
-                st["store"],
-                f"{first['seconds']:.2f} s ({first['files_per_s']:.0f} files/s, "
-                f"{first['chunks_written']} chunks, {first['texts_embedded']} embedded, "
-                f"{st['cache']} cache)",
-                f"{noop['seconds']:.2f} s",
-                f"{changed['seconds']:.2f} s ({changed['run']}, {changed['texts_embedded']} "
-                "embedded)",
-            ]
-        )
-    lines.append(table(["store", "first run", "no-op re-run", "1% changed"], rows))
-    lines += _noop_floor(pipe)
-    if "pipeline" in images:
-        lines += ["", f"![pipeline]({images['pipeline']})"]
-    return lines
-
-
-def _noop_floor(pipe: dict[str, Any]) -> list[str]:
-    """The no-op re-index and a one-file edit against ``os.walk`` + ``stat`` of the vault."""
-    rows = []
-    for st in pipe["stores"]:
-        f = st.get("noop_floor")
-        if not f:
-            continue
-        ok = f["noop_ratio"] is not None and f["noop_ratio"] <= f["target_ratio"]
-        rows.append(
-            [
-                st["store"],
-                f"{f['floor_seconds'] * 1000:.1f} ms",
-                f"{f['noop_seconds'] * 1000:.1f} ms ({f['noop_ratio']:.2f}x, "
-                f"{'within' if ok else 'over'} {f['target_ratio']}x)",
-                f"{f['edit_seconds'] * 1000:.1f} ms (budget {f['edit_budget_seconds'] * 1000:.1f}"
-                f" ms: floor x {f['target_ratio']} + {f['edit_embedding_seconds'] * 1000:.1f} ms "
-                "embedding)",
-            ]
-        )
-    if not rows:
-        return []
-    header = ["store", "walk + stat floor", "no-op re-index", "1 file edited"]
-    return [
-        "",
-        f"No-op re-index of {pipe['files']} files against its floor (same run):",
-        "",
-        table(header, rows),
-    ]
+    return f"{ms(info['open_and_first_query_ms'])} ({info['import_ms'] / 1000:.1f} s)"
 
 
 def render_markdown(results: dict[str, Any], images: dict[str, str]) -> str:
@@ -564,7 +447,7 @@ def render_markdown(results: dict[str, Any], images: dict[str, str]) -> str:
     lines += _speed(results, images)
     if results.get("startup"):
         lines += startup.render(results["startup"])
-    lines += _pipeline(results, images)
+    lines += render_pipeline(results, images)
     lines += render_memory(results)
     lines += _peers(results)
     return "\n".join(lines) + "\n"

@@ -24,7 +24,8 @@ from engram.registry import Registry
 from engram_bench import machine, plots
 from engram_bench.anchors import ANCHORS
 from engram_bench.config import BenchConfig, command_for
-from engram_bench.datasets import Dataset, load_dataset
+from engram_bench.dataset_types import Dataset
+from engram_bench.datasets import load_dataset
 from engram_bench.embedding import build_embedder, cached
 from engram_bench.memory import run_memory
 from engram_bench.peers import run_peers
