@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from engram.default_plugins.rules_junk import junk_rule
+
 
 def _set(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -186,13 +188,6 @@ def _conjugate(rest: str) -> str:
 
 
 # -- junk ---------------------------------------------------------------------------------------
-_PLEASANTRY = re.compile(
-    r"^(?:thanks|thank you|thx|congrats|congratulations|wow|awesome|great|good luck|take care|"
-    r"see you|have fun|have a|sounds (?:good|great)|glad|happy to|nice|cool|love (?:it|that|"
-    r"this)|no problem|no worries|you're welcome|welcome|hey|hi|hello|bye|omg|haha|lol|yay|"
-    r"sure|of course|absolutely|totally|exactly|same here|me too|good to|so good|so cool)\b",
-    re.IGNORECASE,
-)
 _ENCOURAGEMENT = re.compile(
     r"\b(?:give up|miss a beat|worry|forget to|stop (?:believing|dreaming|trying|being)|"
     r"be afraid|hesitate|lose hope|doubt yourself|be (?:so )?hard on|let (?:it|them|anyone)|"
@@ -200,15 +195,6 @@ _ENCOURAGEMENT = re.compile(
     r"down|you(?:'ve)? got this|you can do (?:it|this)|you deserve)\b",
     re.IGNORECASE,
 )
-_PRONOUN_SUBJECT = re.compile(
-    r"^(?:it|it's|this|that|that's|these|those|he|she|they|they're|he's|she's|there|here|"
-    r"him|her|them)\b",
-    re.IGNORECASE,
-)
-_NAMED = re.compile(r"^The (?:user|assistant)(?:'s| said:)?\s+", re.IGNORECASE)
-_REPORTED = re.compile(r"^The (?:user|assistant) said:\s*", re.IGNORECASE)
-_DANGLING = _set("to the a an of and or but for with in on at my your their our about from as than")
-_VAGUE_END = _set("it that this them so these those one")
 
 
 def encouragement(sentence: str) -> bool:
@@ -221,18 +207,9 @@ def encouragement(sentence: str) -> bool:
 
 
 def is_junk(content: str, subject: str = "") -> bool:
-    """A pleasantry, a fragment, or a statement about an unresolved pronoun."""
-    body = content.removeprefix(subject).strip() if subject else content.strip()
-    body = _NAMED.sub("", body)
-    words = re.findall(r"[\w'-]+", body)
-    if len(words) < 2 or words[-1].lower() in _DANGLING:
-        return True
-    if len(words) <= 6 and words[-1].lower() in _VAGUE_END:
-        return True  # "The user loves that.", "The user went through all of it."
-    if len(words) <= 8 and re.search(r"\b(?:it|them)\b", body, re.IGNORECASE):
-        return True  # "The user made it in pottery class": made what?
-    reported = _REPORTED.sub("", content.strip())
-    return bool(_PLEASANTRY.match(reported) or _PRONOUN_SUBJECT.match(reported))
+    """Junk by one of the named rules of ``rules_junk.JUNK_RULES`` (a pleasantry, a question
+    back, filler, a fragment, an unresolved pronoun)."""
+    return junk_rule(content, subject) is not None
 
 
 _YOU = re.compile(r"\b(?:you|your|yours)\b", re.IGNORECASE)
