@@ -24,6 +24,7 @@ SUBJECTS = {"user": "The user", "assistant": "The assistant", "system": "The ass
 # -- facts people state about themselves (user turns only) ---------------------------------------
 _ADVERBS = (
     r"(?:just |recently |finally |also |actually |already |still |even |really |totally |"
+    r"currently |definitely |super |"
     r"usually |often |always |never |officially |once |last |now )*"
 )
 _EVENT_VERBS = (
@@ -31,7 +32,9 @@ _EVENT_VERBS = (
     r"graduated|ran|took|signed up|met|attended|volunteered|painted|won|lost|celebrated|"
     r"learned|learnt|began|wrote|received|passed|quit|left|married|created|built|launched|"
     r"opened|booked|found|organi[sz]ed|hosted|performed|published|cooked|baked|planted|"
-    r"enrolled|applied|retired|hiked|camped|played|made|picked up|tried out|took up"
+    r"enrolled|applied|retired|hiked|camped|played|made|picked up|tried out|took up|had|"
+    r"love|loved|enjoy|enjoyed|tried|talked|decided|read|saw|dropped|snapped|gave|watched|"
+    r"drew|bought|spent|saw|did|shared|collect|need|needed|keep|kept|struggle|struggled"
 )
 _PERSONAL = [
     # events: "I went to a support group yesterday", "I've just adopted a puppy"
@@ -46,7 +49,8 @@ _PERSONAL = [
     re.compile(
         rf"^I(?:'m| am) {_ADVERBS}(?:going to|going on|planning|hoping to|about to|getting|"
         r"starting|moving|taking|working (?:on|as|at|in|for)|learning|training|volunteering|"
-        r"studying|saving|preparing|applying|a|an)\b\s+\S+.*",
+        r"studying|saving|preparing|applying|into|on the hunt|trying|reading|writing|a|an)"
+        r"\b\s+\S+.*",
         re.IGNORECASE,
     ),
     re.compile(
@@ -55,6 +59,15 @@ _PERSONAL = [
         re.IGNORECASE,
     ),
     re.compile(rf"^I(?:'ve| have) been {_ADVERBS}\w+ing\b\s+\S+.*", re.IGNORECASE),
+    # anything else a person says they do, did or are, told in three words or more after the
+    # verb ("I volunteer at the shelter every Sunday"); not a wish, a guess or a promise
+    re.compile(
+        rf"^I(?:'ve|'m| have| am)? {_ADVERBS}(?!(?:hope|think|bet|guess|know|wish|mean|agree|"
+        r"understand|hear|wonder|can|could|will|would|should|might|must|want|wanna|gotta|"
+        r"need|feel|felt|believe|love (?:that|it|how|this|to)|totally|so|here|sorry|glad|sure)\b)"
+        r"[a-z]+\b(?:\s+\S+){3,}",
+        re.IGNORECASE,
+    ),
     # relationships and belongings: "My sister is a nurse", "My dog Max loves the beach"
     re.compile(
         r"^My (?:\w+ ){0,3}?(?:is|are|was|were|has|have|had|just|got|gave|loves|likes|works|"
@@ -77,11 +90,20 @@ _WHEN = re.compile(
 )
 
 
+_MARKER = re.compile(
+    r"^(?:(?:yeah|yes|yep|oh|well|by the way|also|actually|anyway|so|and|but|overall|honestly|"
+    r"plus|wow|haha|lol|btw)[,!.]?\s+)+(?=[A-Za-z])",
+    re.IGNORECASE,
+)
+
+
 def personal_fact(sentence: str) -> str | None:
     """A fact a person states about themselves (an event, a possession, a plan, a job, a
-    relationship) as they said it, a leading "Yesterday, …" moved to the end; None for
+    relationship) as they said it, a leading "Yesterday, …" moved to the end and a leading
+    "Yeah, " / "By the way, " dropped (a discourse marker, no part of the fact); None for
     anything else. Talk about the listener and feelings of the moment are not facts."""
-    text = sentence.strip()
+    text = _MARKER.sub("", sentence.strip())
+    text = text[:1].upper() + text[1:]
     when = _WHEN.match(text)
     if when:
         text = f"{when['rest']} {when['when'].lower()}{when['end'] or '.'}"
