@@ -93,3 +93,22 @@ def test_a_fact_is_not_junk(memory: str) -> None:
 def test_junk_said_in_a_conversation_is_not_stored() -> None:
     messages = [Message(role="user", content=t, name="Caroline") for t in PADDING]
     assert RulesExtractor().extract(messages) == []
+
+
+@pytest.mark.parametrize(
+    ("memory", "rule"),
+    [
+        ("The user has to go, bye!", "greeting or pleasantry"),
+        ("The user gets them from various sources like books.", "unnamed reference"),
+        ("The user is a huge fan.", "unnamed reference"),
+        ("The user is trying out some strategy games like this.", "unnamed reference"),
+        ("The user said: do you paint?", "question back"),
+    ],
+)
+def test_junk_is_dropped_by_the_rule_a_reader_expects(memory: str, rule: str) -> None:
+    assert junk_rule(memory) == rule
+
+
+def test_a_fact_whose_pronoun_comes_after_its_main_statement_is_kept() -> None:
+    memory = "The user went to a LGBTQ support group yesterday and it was so powerful."
+    assert junk_rule(memory) is None

@@ -77,8 +77,17 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[\w'-]+", text)
 
 
+_FAREWELL = re.compile(
+    r"\b(?:bye|gotta go|got to go|has to go|have to go|talk (?:to you )?(?:later|soon)|"
+    r"catch (?:you|ya) later|see (?:you|ya))\b",
+    re.IGNORECASE,
+)
+
+
 def _pleasantry(content: str, body: str) -> bool:
-    return bool(_PLEASANTRY.match(_REPORTED.sub("", content.strip())) or _PLEASANTRY.match(body))
+    return bool(_FAREWELL.search(body)) or bool(
+        _PLEASANTRY.match(_REPORTED.sub("", content.strip())) or _PLEASANTRY.match(body)
+    )
 
 
 def _question(content: str, body: str) -> bool:
@@ -98,11 +107,23 @@ def _pronoun_subject(content: str, body: str) -> bool:
     return bool(_PRONOUN_SUBJECT.match(_REPORTED.sub("", content.strip())))
 
 
+_CLAUSE_END = re.compile(r"\s*(?:[,;:!]|\s-\s|\s\u2013\s|\band\b|\bbut\b|\bso\b)\s*")
+_BARE = re.compile(
+    r"\b(?:it|them|him|her)\b|\b(?:more|these ones|those ones)(?=\s*(?:soon|later)?[.!]*$)|"
+    r"\b(?:this|that|these|those)\b(?=\s+(?:for|with|now|too|again|and|but|"
+    r"in|at|to|on|lately|recently)\b|\s*[.!]*$)|\ba (?:\w+ )?fan[.!]*$",
+    re.IGNORECASE,
+)
+
+
 def _vague(content: str, body: str) -> bool:
     words = _words(body)
-    if len(words) <= 6 and words and words[-1].lower() in _VAGUE_END:
-        return True
-    return len(words) <= 8 and bool(re.search(r"\b(?:it|them)\b", body, re.IGNORECASE))
+    last = words[-1].lower() if words else ""
+    if last in ("this", "these", "those") or (len(words) <= 6 and last in _VAGUE_END):
+        return True  # "The user is trying out some strategy games like this.", "... loves that."
+    # The memory's main statement (up to its first comma or "and") leans on a thing it never
+    # names: "The user had a blast with it when ...", "The user is a huge fan."
+    return bool(_BARE.search(_CLAUSE_END.split(body, maxsplit=1)[0]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +139,7 @@ JUNK_RULES: tuple[JunkRule, ...] = (
     JunkRule("filler or acknowledgement", _filler, "The user said: yeah, makes sense."),
     JunkRule("fragment", _fragment, "The user went to the"),
     JunkRule("pronoun subject", _pronoun_subject, "The user said: that is so true."),
-    JunkRule("unnamed reference", _vague, "The user made it in class."),
+    JunkRule("unnamed reference", _vague, "The user had a blast with it when the user was a kid."),
 )
 
 
