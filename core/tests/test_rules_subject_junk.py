@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engram.default_plugins.rules_extractor import RulesExtractor, speaker_subject
-from engram.default_plugins.rules_junk import JUNK_RULES, junk_rule
+from engram.default_plugins.rules_junk import JUNK_RULES, JunkRule, junk_rule
 from engram.models import Message
 
 FACTS = [
@@ -72,9 +72,8 @@ def test_every_fact_is_about_the_speaker_of_its_turn(
 
 
 @pytest.mark.parametrize("rule", JUNK_RULES, ids=lambda r: r.name)
-def test_each_junk_rule_drops_its_example(rule: object) -> None:
-    assert hasattr(rule, "example")
-    assert junk_rule(rule.example) == rule.name  # type: ignore[attr-defined]
+def test_each_junk_rule_drops_its_example(rule: JunkRule) -> None:
+    assert junk_rule(rule.example) == rule.name
 
 
 @pytest.mark.parametrize(
