@@ -107,3 +107,22 @@ def test_the_module_entry_prints_the_figures(
     assert "Extraction on LoCoMo (rules, hash embedder)" in capsys.readouterr().out
     assert main(["--data", str(tmp_path / "nowhere"), "--embedder", "hash"]) == 2
     assert "no LoCoMo data under" in capsys.readouterr().out
+
+
+def test_the_halves_split_conversations_by_index_parity(tmp_path: Path) -> None:
+    data = _locomo(tmp_path)
+    path = data / "locomo" / "locomo10.json"
+    (sample,) = json.loads(path.read_text(encoding="utf-8"))
+    second = {**sample, "sample_id": "second"}
+    path.write_text(json.dumps([sample, second]), encoding="utf-8")
+    assert [s.name for s in load_sessions(data, half="dev")] == ["tiny/s1"]
+    assert [s.name for s in load_sessions(data, half="held-out")] == ["second/s1"]
+    assert len(load_sessions(data)) == 2
+
+
+def test_the_sample_names_each_memorys_speaker(tmp_path: Path) -> None:
+    result = run_extraction(_locomo(tmp_path), embedder="hash", sample=50)
+    about = {m["text"]: m["about"] for m in result["sample"]}
+    assert len(about) == result["memories"] == 5
+    assert about["The user adopted a cat named Luna last week."] == "Ben"
+    assert about["The user's sister is a nurse in Boston."] == "Anna"

@@ -151,6 +151,9 @@ class Message(BaseModel):
     role: Literal["user", "assistant", "system"]
     content: str
     timestamp: str | None = None
+    # The speaker's name when the conversation names its speakers (two people talking): a fact
+    # taken from this turn is about them, never about the other speaker.
+    name: str | None = None
 
 
 ExtractionMode = Literal["normal", "summary", "init"]

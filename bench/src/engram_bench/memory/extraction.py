@@ -92,11 +92,20 @@ class Tally:
     windows: int = 0
 
 
+HALVES = {"dev": 0, "held-out": 1}  # by conversation index parity: even = dev, odd = held-out
+
+
 def load_sessions(
-    data_dir: Path, *, conversations: int | None = None, sessions: int | None = None
+    data_dir: Path,
+    *,
+    conversations: int | None = None,
+    sessions: int | None = None,
+    half: str | None = None,
 ) -> list[Session]:
     """LoCoMo's sessions with their observation facts, from ``data_dir`` (its ``locomo``
-    folder, or a LoCoMo JSON file)."""
+    folder, or a LoCoMo JSON file). ``half`` keeps the conversations of one half: "dev"
+    (even index, 0-based, the rules are tuned on it) or "held-out" (odd index, never looked at
+    while tuning), so a figure can be checked on conversations the rules were not fitted to."""
     path = data_dir if data_dir.is_file() else _find_locomo_json(data_dir / "locomo")
     if path is None:
         path = _find_locomo_json(data_dir)
@@ -107,7 +116,9 @@ def load_sessions(
         )
     samples = json.loads(path.read_text(encoding="utf-8"))
     out: list[Session] = []
-    for sample in samples[:conversations]:
+    for index, sample in enumerate(samples[:conversations]):
+        if half is not None and index % 2 != HALVES[half]:
+            continue
         conv = sample["conversation"]
         speakers = (str(conv["speaker_a"]), str(conv["speaker_b"]))
         observed = sample.get("observation") or {}
@@ -142,7 +153,7 @@ def capture_session(session: Session, extractor: Extractor, config: CaptureConfi
     for side in session.speakers:
         other = next((s for s in session.speakers if s != side), side)
         messages = [
-            Message(role="user" if speaker == side else "assistant", content=text)
+            Message(role="user" if speaker == side else "assistant", content=text, name=speaker)
             for speaker, text in session.turns
         ]
         found, report = extract_windows(lambda: extractor, messages, "normal", config)
@@ -152,7 +163,7 @@ def capture_session(session: Session, extractor: Extractor, config: CaptureConfi
         tally.seen += report.used
         tally.windows += len(report.windows)
         for memory in found:
-            about = _about(memory.content, side, other)
+            about = _about(memory.content, side, other, memory.subject, session.speakers)
             key = (about, " ".join(memory.content.casefold().split()))
             if key not in keys:
                 keys.add(key)
@@ -160,7 +171,13 @@ def capture_session(session: Session, extractor: Extractor, config: CaptureConfi
     return tally
 
 
-def _about(text: str, side: str, other: str) -> str | None:
+def _about(
+    text: str, side: str, other: str, subject: str | None = None, names: Sequence[str] = ()
+) -> str | None:
+    """Whom a memory is about: the subject the extractor gave it when that is a speaker,
+    else read from its text."""
+    if subject in names:
+        return subject
     if text.startswith("The user"):
         return side
     if text.startswith("The assistant"):
@@ -283,6 +300,8 @@ def run_extraction(
     sessions: int | None = None,
     cache: Path | None = None,
     examples: int = 8,
+    half: str | None = None,
+    sample: int = 0,
 ) -> dict[str, Any]:
     """Capture every LoCoMo session with ``extractor`` and measure it (module docstring)."""
     registry = build_registry(get_plugin_manager())
@@ -292,7 +311,9 @@ def run_extraction(
         build_embedder(registry, embedder), EmbeddingCache(cache) if cache else None
     )
     config = CaptureConfig()
-    all_sessions = load_sessions(data_dir, conversations=conversations, sessions=sessions)
+    all_sessions = load_sessions(
+        data_dir, conversations=conversations, sessions=sessions, half=half
+    )
     gold = matched = backed = verbatim_matched = verbatim_backed = turns = 0
     seen = messages = windows = wrong = 0
     junk: Counter[str] = Counter()
@@ -331,6 +352,8 @@ def run_extraction(
     result: dict[str, Any] = {
         "extractor": extractor,
         "embedder": embedder,
+        "half": half or "all",
+        "matched": matched,
         "sessions": len(all_sessions),
         "gold_facts": gold,
         "turns": turns,
@@ -351,6 +374,7 @@ def run_extraction(
         "junk_by_check": dict(junk.most_common()),
         "targets": TARGETS,
         "examples": shown,
+        "sample": _sample(memories, sample),
     }
     result["met"] = {
         "seen": result["seen"] >= TARGETS["seen"],
@@ -360,6 +384,14 @@ def run_extraction(
         "recall": result["recall"] >= TARGETS["recall"],
     }
     return result
+
+
+def _sample(memories: Sequence[Found], size: int) -> list[dict[str, str | None]]:
+    """``size`` memories drawn at random (seed 36, fixed) for a reader to judge by eye."""
+    import random
+
+    chosen = random.Random(36).sample(list(memories), min(size, len(memories)))
+    return [{"text": m.text, "about": m.about, "junk": junk_reason(m.text)} for m in chosen]
 
 
 def _keep(bucket: list[str], text: str, limit: int) -> None:
@@ -425,6 +457,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--llm-base-url", default=None)
     parser.add_argument("--llm-model", default="gpt-4o-mini")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--half", choices=sorted(HALVES), default=None)
+    parser.add_argument("--sample", type=int, default=0)
     args = parser.parse_args(argv)
     runs: list[tuple[str, dict[str, object]]] = [("rules", {})]
     if args.llm_base_url:
@@ -440,6 +474,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 conversations=args.conversations,
                 sessions=args.sessions,
                 cache=args.cache,
+                half=args.half,
+                sample=args.sample,
             )
             for name, options in runs
         ]

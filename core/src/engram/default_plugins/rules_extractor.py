@@ -82,10 +82,14 @@ def conversation_memories(messages: Sequence[Message]) -> list[ExtractedMemory]:
     found: list[ExtractedMemory] = []
     pending: list[tuple[int, str]] = []  # errors waiting for a fix: (message index, memory text)
     for index, message in enumerate(messages):
+        subject = speaker_subject(message)
         for sentence in rp.sentences(message.content):
             if not rp.is_statement(sentence):
                 continue
-            found.extend(_one_sentence(sentence, message.role))
+            found.extend(
+                m.model_copy(update={"subject": subject})
+                for m in _one_sentence(sentence, message.role)
+            )
             if rp.is_fix(sentence):
                 # The fix of an error met in the last few messages, else one on its own line.
                 pending = [(i, e) for i, e in pending if index - i <= FIX_LOOKAHEAD]
@@ -98,6 +102,15 @@ def conversation_memories(messages: Sequence[Message]) -> list[ExtractedMemory]:
             elif rp.is_error(sentence):
                 pending.append((index, _said(sentence, message.role)))
     return [m for m in found if not rs.is_junk(m.content)]
+
+
+def speaker_subject(message: Message) -> str:
+    """Whom a fact taken from ``message`` is about: its speaker, by name when the conversation
+    names its speakers, else "user" (the user's own sessions) or "assistant". Never the other
+    speaker: the words were this speaker's, so whatever "I" says is about them."""
+    if message.name and message.name.strip():
+        return message.name.strip()
+    return "user" if message.role == "user" else "assistant"
 
 
 def _said(sentence: str, role: str) -> str:

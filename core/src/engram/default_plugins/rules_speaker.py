@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from engram.default_plugins.rules_junk import junk_rule
+
 
 def _set(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -22,6 +24,7 @@ SUBJECTS = {"user": "The user", "assistant": "The assistant", "system": "The ass
 # -- facts people state about themselves (user turns only) ---------------------------------------
 _ADVERBS = (
     r"(?:just |recently |finally |also |actually |already |still |even |really |totally |"
+    r"currently |definitely |super |"
     r"usually |often |always |never |officially |once |last |now )*"
 )
 _EVENT_VERBS = (
@@ -29,7 +32,9 @@ _EVENT_VERBS = (
     r"graduated|ran|took|signed up|met|attended|volunteered|painted|won|lost|celebrated|"
     r"learned|learnt|began|wrote|received|passed|quit|left|married|created|built|launched|"
     r"opened|booked|found|organi[sz]ed|hosted|performed|published|cooked|baked|planted|"
-    r"enrolled|applied|retired|hiked|camped|played|made|picked up|tried out|took up"
+    r"enrolled|applied|retired|hiked|camped|played|made|picked up|tried out|took up|had|"
+    r"love|loved|enjoy|enjoyed|tried|talked|decided|read|saw|dropped|snapped|gave|watched|"
+    r"drew|bought|spent|saw|did|shared|collect|need|needed|keep|kept|struggle|struggled"
 )
 _PERSONAL = [
     # events: "I went to a support group yesterday", "I've just adopted a puppy"
@@ -44,7 +49,8 @@ _PERSONAL = [
     re.compile(
         rf"^I(?:'m| am) {_ADVERBS}(?:going to|going on|planning|hoping to|about to|getting|"
         r"starting|moving|taking|working (?:on|as|at|in|for)|learning|training|volunteering|"
-        r"studying|saving|preparing|applying|a|an)\b\s+\S+.*",
+        r"studying|saving|preparing|applying|into|on the hunt|trying|reading|writing|a|an)"
+        r"\b\s+\S+.*",
         re.IGNORECASE,
     ),
     re.compile(
@@ -53,6 +59,15 @@ _PERSONAL = [
         re.IGNORECASE,
     ),
     re.compile(rf"^I(?:'ve| have) been {_ADVERBS}\w+ing\b\s+\S+.*", re.IGNORECASE),
+    # anything else a person says they do, did or are, told in three words or more after the
+    # verb ("I volunteer at the shelter every Sunday"); not a wish, a guess or a promise
+    re.compile(
+        rf"^I(?:'ve|'m| have| am)? {_ADVERBS}(?!(?:hope|think|bet|guess|know|wish|mean|agree|"
+        r"understand|hear|wonder|can|could|will|would|should|might|must|want|wanna|gotta|"
+        r"need|feel|felt|believe|love (?:that|it|how|this|to)|totally|so|here|sorry|glad|sure)\b)"
+        r"[a-z]+\b(?:\s+\S+){3,}",
+        re.IGNORECASE,
+    ),
     # relationships and belongings: "My sister is a nurse", "My dog Max loves the beach"
     re.compile(
         r"^My (?:\w+ ){0,3}?(?:is|are|was|were|has|have|had|just|got|gave|loves|likes|works|"
@@ -75,11 +90,20 @@ _WHEN = re.compile(
 )
 
 
+_MARKER = re.compile(
+    r"^(?:(?:yeah|yes|yep|oh|well|by the way|also|actually|anyway|so|and|but|overall|honestly|"
+    r"plus|wow|haha|lol|btw)[,!.]?\s+)+(?=[A-Za-z])",
+    re.IGNORECASE,
+)
+
+
 def personal_fact(sentence: str) -> str | None:
     """A fact a person states about themselves (an event, a possession, a plan, a job, a
-    relationship) as they said it, a leading "Yesterday, …" moved to the end; None for
+    relationship) as they said it, a leading "Yesterday, …" moved to the end and a leading
+    "Yeah, " / "By the way, " dropped (a discourse marker, no part of the fact); None for
     anything else. Talk about the listener and feelings of the moment are not facts."""
-    text = sentence.strip()
+    text = _MARKER.sub("", sentence.strip())
+    text = text[:1].upper() + text[1:]
     when = _WHEN.match(text)
     if when:
         text = f"{when['rest']} {when['when'].lower()}{when['end'] or '.'}"
@@ -186,13 +210,6 @@ def _conjugate(rest: str) -> str:
 
 
 # -- junk ---------------------------------------------------------------------------------------
-_PLEASANTRY = re.compile(
-    r"^(?:thanks|thank you|thx|congrats|congratulations|wow|awesome|great|good luck|take care|"
-    r"see you|have fun|have a|sounds (?:good|great)|glad|happy to|nice|cool|love (?:it|that|"
-    r"this)|no problem|no worries|you're welcome|welcome|hey|hi|hello|bye|omg|haha|lol|yay|"
-    r"sure|of course|absolutely|totally|exactly|same here|me too|good to|so good|so cool)\b",
-    re.IGNORECASE,
-)
 _ENCOURAGEMENT = re.compile(
     r"\b(?:give up|miss a beat|worry|forget to|stop (?:believing|dreaming|trying|being)|"
     r"be afraid|hesitate|lose hope|doubt yourself|be (?:so )?hard on|let (?:it|them|anyone)|"
@@ -200,15 +217,6 @@ _ENCOURAGEMENT = re.compile(
     r"down|you(?:'ve)? got this|you can do (?:it|this)|you deserve)\b",
     re.IGNORECASE,
 )
-_PRONOUN_SUBJECT = re.compile(
-    r"^(?:it|it's|this|that|that's|these|those|he|she|they|they're|he's|she's|there|here|"
-    r"him|her|them)\b",
-    re.IGNORECASE,
-)
-_NAMED = re.compile(r"^The (?:user|assistant)(?:'s| said:)?\s+", re.IGNORECASE)
-_REPORTED = re.compile(r"^The (?:user|assistant) said:\s*", re.IGNORECASE)
-_DANGLING = _set("to the a an of and or but for with in on at my your their our about from as than")
-_VAGUE_END = _set("it that this them so these those one")
 
 
 def encouragement(sentence: str) -> bool:
@@ -221,18 +229,9 @@ def encouragement(sentence: str) -> bool:
 
 
 def is_junk(content: str, subject: str = "") -> bool:
-    """A pleasantry, a fragment, or a statement about an unresolved pronoun."""
-    body = content.removeprefix(subject).strip() if subject else content.strip()
-    body = _NAMED.sub("", body)
-    words = re.findall(r"[\w'-]+", body)
-    if len(words) < 2 or words[-1].lower() in _DANGLING:
-        return True
-    if len(words) <= 6 and words[-1].lower() in _VAGUE_END:
-        return True  # "The user loves that.", "The user went through all of it."
-    if len(words) <= 8 and re.search(r"\b(?:it|them)\b", body, re.IGNORECASE):
-        return True  # "The user made it in pottery class": made what?
-    reported = _REPORTED.sub("", content.strip())
-    return bool(_PLEASANTRY.match(reported) or _PRONOUN_SUBJECT.match(reported))
+    """Junk by one of the named rules of ``rules_junk.JUNK_RULES`` (a pleasantry, a question
+    back, filler, a fragment, an unresolved pronoun)."""
+    return junk_rule(content, subject) is not None
 
 
 _YOU = re.compile(r"\b(?:you|your|yours)\b", re.IGNORECASE)

@@ -1,0 +1,113 @@
+"""Issue 36, point 4: a fact ``rules`` captures names its speaker as its subject (never the other
+speaker), and junk is dropped by named rules a reader can check, each shown by its example."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engram.default_plugins.rules_extractor import RulesExtractor, speaker_subject
+from engram.default_plugins.rules_junk import JUNK_RULES, JunkRule, junk_rule
+from engram.models import Message
+
+FACTS = [
+    "I moved to Berlin last year.",
+    "I adopted a dog named Rex.",
+    "My sister lives in Lisbon.",
+    "I started a pottery class last week.",
+    "I work as a nurse at the city hospital.",
+    "I went to a support group meeting yesterday.",
+]
+PADDING = ["Hey, how are you?", "Thanks, that sounds great!", "Yeah, makes sense.", "Wow!"]
+
+
+def test_a_fact_from_a_named_speaker_is_about_that_speaker() -> None:
+    messages = [
+        Message(role="user", content="I moved to Berlin last year.", name="Caroline"),
+        Message(role="assistant", content="That is exciting, tell me more!", name="Melanie"),
+    ]
+    found = RulesExtractor().extract(messages)
+    assert [(m.subject, m.content) for m in found] == [
+        ("Caroline", "The user moved to Berlin last year.")
+    ]
+
+
+def test_the_users_own_session_stores_facts_about_the_user() -> None:
+    found = RulesExtractor().extract([Message(role="user", content="I adopted a dog named Rex.")])
+    assert [m.subject for m in found] == ["user"]
+
+
+def test_the_subject_is_the_speaker_not_a_blank_name() -> None:
+    assert speaker_subject(Message(role="user", content="x", name="  ")) == "user"
+    assert speaker_subject(Message(role="assistant", content="x")) == "assistant"
+    assert speaker_subject(Message(role="assistant", content="x", name="Mel")) == "Mel"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["Caroline", "Melanie"]), st.sampled_from(FACTS + PADDING)),
+        min_size=1,
+        max_size=8,
+    ),
+    st.sampled_from(["Caroline", "Melanie"]),
+)
+def test_every_fact_is_about_the_speaker_of_its_turn(
+    turns: list[tuple[str, str]], side: str
+) -> None:
+    # Each turn's text is tagged with its turn number so a memory can be traced to its turn.
+    messages = [
+        Message(
+            role="user" if who == side else "assistant",
+            content=text.replace(".", f" number {i}.") if text in FACTS else text,
+            name=who,
+        )
+        for i, (who, text) in enumerate(turns)
+    ]
+    for memory in RulesExtractor().extract(messages):
+        sources = [i for i, _ in enumerate(turns) if f"number {i}" in memory.content]
+        assert sources, memory.content
+        assert {turns[i][0] for i in sources} == {memory.subject}
+
+
+@pytest.mark.parametrize("rule", JUNK_RULES, ids=lambda r: r.name)
+def test_each_junk_rule_drops_its_example(rule: JunkRule) -> None:
+    assert junk_rule(rule.example) == rule.name
+
+
+@pytest.mark.parametrize(
+    "memory",
+    [
+        "The user moved to Berlin last year.",
+        "The user has two kids named Sam and Ana.",
+        "The user works as a nurse at the city hospital.",
+        "The assistant said: the fix was to pin numpy below 2.",
+    ],
+)
+def test_a_fact_is_not_junk(memory: str) -> None:
+    assert junk_rule(memory) is None
+
+
+def test_junk_said_in_a_conversation_is_not_stored() -> None:
+    messages = [Message(role="user", content=t, name="Caroline") for t in PADDING]
+    assert RulesExtractor().extract(messages) == []
+
+
+@pytest.mark.parametrize(
+    ("memory", "rule"),
+    [
+        ("The user has to go, bye!", "greeting or pleasantry"),
+        ("The user gets them from various sources like books.", "unnamed reference"),
+        ("The user is a huge fan.", "unnamed reference"),
+        ("The user is trying out some strategy games like this.", "unnamed reference"),
+        ("The user said: do you paint?", "question back"),
+    ],
+)
+def test_junk_is_dropped_by_the_rule_a_reader_expects(memory: str, rule: str) -> None:
+    assert junk_rule(memory) == rule
+
+
+def test_a_fact_whose_pronoun_comes_after_its_main_statement_is_kept() -> None:
+    memory = "The user went to a LGBTQ support group yesterday and it was so powerful."
+    assert junk_rule(memory) is None
