@@ -13,6 +13,16 @@ Its default export is ``{ id, server, setup }``: OpenCode 1.x loads ``{ id, serv
 ``PluginModule.LoadError``; ``setup`` follows the same events through ``ctx.event``, and after
 ``session.compacted`` hands the recall block to the compacted session again.
 
+Not wired yet, 2.x per-message memories (what was found, 2026-11-29, not verified against a
+running 2.x): the 2.x replacement of 1.x's ``experimental.chat.*.transform`` hooks is
+``await ctx.session.hook("context", (event) => event.system.push({ type: "text", text }))``,
+run before every model request (plugins seen using it against 2.0.14: graphify's staleness
+plugin, opencode-codex-memory, the mumme-it caveman plugin; the migration guide is
+https://opencode.ai/v2/docs/build/plugins/migrate-v1). One plugin reports a
+``ctx.session.hook("prompt")`` event carrying ``prompt.text``; others read the latest user
+prompt out of the context event's request messages. Which field holds the new prompt's text
+is not settled by any source found, so ``setup`` does not run ``prompt`` per message yet.
+
 Documented at https://opencode.ai/docs/plugins (plugin folders, the ``event`` hook, ``$``) and
 https://opencode.ai/docs/sdk (``session.prompt``: ``noReply: true`` adds context only)."""
 
