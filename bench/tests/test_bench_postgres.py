@@ -21,7 +21,7 @@ from engram.registry import Registry
 from engram_bench import serverspeed, synthetic
 from engram_bench.report import _speed
 from engram_bench.servers import servers_for
-from engram_bench.speed import identity, run_speed
+from engram_bench.speed import run_speed
 from engram_bench.stores import (
     StoreSpec,
     folder_namespace,
@@ -29,6 +29,7 @@ from engram_bench.stores import (
     release,
     select_stores,
 )
+from engram_bench.synthetic import identity
 from engram_postgres import testing as pg_testing
 
 postgres_dsn = pg_testing.postgres_dsn  # the session server, a fixture

@@ -23,6 +23,7 @@ from engram_bench.timing import Stopwatch, summarize_ms
 K = 10
 WARMUP = 3
 _In = TypeVar("_In")
+_Out = TypeVar("_Out")
 
 
 def exact_top_k(
@@ -147,3 +148,19 @@ def one_after_the_other(store: Store) -> Store | None:
     if not isinstance(store, CandidatePair) or not isinstance(store, CandidateSearch):
         return None
     return _OneAfterTheOther(store, store.capabilities)  # type: ignore[return-value]
+
+
+def latency(
+    call: Callable[[_In], _Out], inputs: Sequence[_In]
+) -> tuple[dict[str, float], list[_Out]]:
+    """Latency summary of ``call`` over ``inputs`` (after ``WARMUP`` untimed calls) and its
+    answers, in input order."""
+    for item in inputs[:WARMUP]:
+        call(item)
+    samples = []
+    answers = []
+    for item in inputs:
+        start = time.perf_counter()
+        answers.append(call(item))
+        samples.append(time.perf_counter() - start)
+    return summarize_ms(samples), answers

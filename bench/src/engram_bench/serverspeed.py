@@ -34,11 +34,11 @@ from engram.models import Chunk
 from engram.protocols import Store
 from engram.search import HybridSearcher
 from engram_bench import synthetic
-from engram_bench.cliffs import WARMUP, K, exact_top_k
+from engram_bench.cliffs import WARMUP, K, exact_top_k, latency
 from engram_bench.embedding import FixedEmbedder
 from engram_bench.servers import dsn
-from engram_bench.speed import IDENTITY_MODEL, IDENTITY_NAME, _latency, _recall, identity
 from engram_bench.stores import StoreSpec, fresh_folder, release
+from engram_bench.synthetic import IDENTITY_MODEL, IDENTITY_NAME, identity
 from engram_bench.timing import Stopwatch
 
 CLIENTS = (1, 4)
@@ -214,7 +214,7 @@ def hnsw_recall(
     queries = synthetic.queries(data, query_count)
     qvec = queries.vectors.tolist()
     exact = [exact_top_k(data.vectors, q, K) for q in queries.vectors]
-    numpy_ms = _latency(lambda q: exact_top_k(data.vectors, q, K), list(queries.vectors))[0]
+    numpy_ms = latency(lambda q: exact_top_k(data.vectors, q, K), list(queries.vectors))[0]
     folder = fresh_folder(workdir / f"hnsw-{spec.name}-{n}")
     store = spec.build(folder)
     try:
@@ -233,7 +233,7 @@ def hnsw_recall(
             with upsert.running():
                 store.upsert(chunks)
         info = store.diagnostics()  # type: ignore[attr-defined]
-        vector_ms, answers = _latency(lambda v: store.vector_search(v, K), qvec)
+        vector_ms, answers = latency(lambda v: store.vector_search(v, K), qvec)
     finally:
         store.close()
         release(spec, folder)
@@ -247,7 +247,7 @@ def hnsw_recall(
         "hnsw_m": int(options.hnsw_m),  # type: ignore[attr-defined]
         "hnsw_ef_construction": int(options.hnsw_ef_construction),  # type: ignore[attr-defined]
         "ingest_seconds": upsert.seconds,
-        "recall_at_10": _recall([[h.chunk.id for h in hits] for hits in answers], exact),
+        "recall_at_10": synthetic.recall([[h.chunk.id for h in hits] for hits in answers], exact),
         "vector_ms": vector_ms,
         "numpy_ms": numpy_ms,
         "vector_p50_x_numpy": vector_ms["p50"] / numpy_ms["p50"] if numpy_ms["p50"] > 0 else None,

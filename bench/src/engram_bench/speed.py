@@ -19,22 +19,31 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from engram.config import SearchConfig
-from engram.models import Chunk, IndexIdentity
+from engram.models import Chunk
 from engram.protocols import Store
 from engram.search import HybridSearcher
 from engram_bench import synthetic
-from engram_bench.cliffs import WARMUP, K, after_changes, in_turn, one_after_the_other, paired
+from engram_bench.cliffs import (
+    WARMUP,
+    K,
+    after_changes,
+    in_turn,
+    latency,
+    one_after_the_other,
+    paired,
+)
 from engram_bench.cliffs import exact_top_k as exact_top_k  # its old home, still imported
 from engram_bench.embedding import FixedEmbedder
 from engram_bench.stores import StoreSpec, fresh_folder, maintain, release
+from engram_bench.synthetic import IDENTITY_MODEL, IDENTITY_NAME, identity
 from engram_bench.timing import (
     Stopwatch,
     folder_bytes,
@@ -50,18 +59,8 @@ MAX_CHUNKS = {"memory": 200_000}
 # Stores on a server: measured also against a raw COPY floor, with concurrent clients, and for
 # HNSW recall past their threshold (serverspeed).
 SERVER_STORES = frozenset({"postgres"})
-IDENTITY_NAME = "synthetic"
-IDENTITY_MODEL = "gaussian-clusters-v1"
-_In = TypeVar("_In")
-_Out = TypeVar("_Out")
 
 Log = Callable[[str], None]
-
-
-def identity(dim: int) -> IndexIdentity:
-    return IndexIdentity(
-        embedder=IDENTITY_NAME, model=IDENTITY_MODEL, dimension=dim, chunker="none"
-    )
 
 
 def measure_baseline(
@@ -128,14 +127,14 @@ def measure_store(
         embedder = FixedEmbedder(IDENTITY_NAME, IDENTITY_MODEL, dim, table)
         searcher = HybridSearcher(SearchConfig(min_score=0.0, limit=K))
         if "vector" in caps:
-            answers = _latency(lambda v: store.vector_search(v, K), qvec)
+            answers = latency(lambda v: store.vector_search(v, K), qvec)
             out["vector_ms"] = answers[0]
-            out["ann_recall_at_10"] = _recall(
+            out["ann_recall_at_10"] = synthetic.recall(
                 [[h.chunk.id for h in hits] for hits in answers[1]], exact
             )
         if "keyword" in caps:
-            out["keyword_ms"] = _latency(lambda t: store.keyword_search(t, K), queries.texts)[0]
-        out["hybrid_ms"] = _latency(
+            out["keyword_ms"] = latency(lambda t: store.keyword_search(t, K), queries.texts)[0]
+        out["hybrid_ms"] = latency(
             lambda t: searcher.search(t, store, embedder, mode="hybrid", limit=K), queries.texts
         )[0]
         if "vector" in caps:
@@ -244,30 +243,6 @@ def _chunk_build_rates(
             )
         best["model_construct"] = min(best["model_construct"], time.perf_counter() - began)
     return {key: stop / s if s > 0 else None for key, s in best.items()}
-
-
-def _latency(
-    call: Callable[[_In], _Out], inputs: Sequence[_In]
-) -> tuple[dict[str, float], list[_Out]]:
-    """Latency summary of ``call`` over ``inputs`` (after ``WARMUP`` untimed calls) and its
-    answers, in input order."""
-    for item in inputs[:WARMUP]:
-        call(item)
-    samples = []
-    answers = []
-    for item in inputs:
-        start = time.perf_counter()
-        answers.append(call(item))
-        samples.append(time.perf_counter() - start)
-    return summarize_ms(samples), answers
-
-
-def _recall(found: list[list[str]], exact: list[list[int]]) -> float:
-    hits = sum(
-        len(set(ids) & {synthetic.chunk_id(i) for i in truth})
-        for ids, truth in zip(found, exact, strict=True)
-    )
-    return hits / sum(len(t) for t in exact)
 
 
 def _reopen(spec: StoreSpec, folder: Path, vector: list[float]) -> float:

@@ -20,6 +20,8 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
+from engram.models import IndexIdentity
+
 BLOCK = 10_000
 CLUSTERS = 256
 VOCABULARY = 20_000
@@ -121,3 +123,23 @@ def queries(data: Corpus, count: int) -> QuerySet:
     picks = rng.integers(100, 5000, (count, 3))
     texts = [" ".join(words[i] for i in row) for row in picks.tolist()]
     return QuerySet(vectors, texts)
+
+
+IDENTITY_NAME = "synthetic"
+IDENTITY_MODEL = "gaussian-clusters-v1"
+
+
+def identity(dim: int) -> IndexIdentity:
+    """The index identity of a store filled with this corpus's vectors."""
+    return IndexIdentity(
+        embedder=IDENTITY_NAME, model=IDENTITY_MODEL, dimension=dim, chunker="none"
+    )
+
+
+def recall(found: list[list[str]], exact: list[list[int]]) -> float:
+    """The share of the exact answers' chunks (``exact``: row numbers) among the ids found."""
+    hits = sum(
+        len(set(ids) & {chunk_id(i) for i in truth})
+        for ids, truth in zip(found, exact, strict=True)
+    )
+    return hits / sum(len(t) for t in exact)

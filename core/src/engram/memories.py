@@ -19,12 +19,12 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from engram import memory_aging
 from engram.chunking import read_frontmatter
 from engram.document_ids import document_id_for
 from engram.errors import InvalidMemory, MemoryNotFound, UnsafePath
 from engram.filters import parse_iso, to_utc
 from engram.ingest.sync import IndexReport
-from engram.lifecycle.aging import plan_aging
 from engram.lifecycle.content_hash import HASH_KEY, content_hash, same_text
 from engram.lifecycle.crash import crash_point
 from engram.lifecycle.dedup import WritePlan, find_neighbours, plan_write
@@ -164,7 +164,8 @@ def remember(
         crash_point("after-plan")
         stored = _write(writer, plan, new, frontmatter, target_dir, stem, created, cut)
         if ages(type):
-            stored.warnings.extend(age(writer, now=created, folders=[folder]).warnings)
+            aged = memory_aging.age(writer, remember, now=created, folders=[folder])
+            stored.warnings.extend(aged.warnings)
         add_healed(stored, healed)
     return stored
 
@@ -286,103 +287,6 @@ def supersede(
     with write_lock(folder.path if folder else newer.parent):
         retire(writer, document_ids, newer_doc, by_id, now_ms(now))
         return index_documents(writer, [newer_doc, *document_ids])
-
-
-# --------------------------------------------------------------------------- aging
-
-
-class AgingReport(IndexReport):
-    """What ``engram age`` did (or would do): memories superseded, condensed, archived."""
-
-    superseded: list[str] = []
-    condensed: list[str] = []
-    archived: list[str] = []
-    learned: list[str] = []
-
-
-def age(
-    writer: Writer,
-    *,
-    dry_run: bool = False,
-    now: datetime | None = None,
-    folders: Sequence[MemoryFolder] | None = None,
-) -> AgingReport:
-    """Apply the aging rules to the given memory folders (default: every writable one)."""
-    when = now_ms(now)
-    report = AgingReport(dry_run=dry_run)
-    for folder in (f for f in folders or writer.folders if f.writable):
-        with write_lock(folder.path):
-            _age_folder(writer, folder, report, dry_run, when)
-    return report
-
-
-def _age_folder(
-    writer: Writer, folder: MemoryFolder, report: AgingReport, dry_run: bool, when: datetime
-) -> None:
-    infos = [read_info(p, writer.config.root) for p in memory_files(folder.path)]
-    plan = plan_aging(infos, writer.config.lifecycle)
-    changed: list[str] = []
-    for old, newer in plan.superseded:
-        report.superseded.append(old.path)
-        if not dry_run and newer.id:
-            retire(writer, [old.path], newer.path, newer.id, when)
-            changed.extend([old.path, newer.path])
-    for group in plan.condense:
-        changed.extend(_condense(writer, folder, group, report, dry_run, when))
-    if changed:
-        _add(report, index_documents(writer, changed))
-
-
-def _condense(
-    writer: Writer,
-    folder: MemoryFolder,
-    group: list[MemoryInfo],
-    report: AgingReport,
-    dry_run: bool,
-    when: datetime,
-) -> list[str]:
-    """Condense old session summaries into a learned pattern, or archive them."""
-    from engram.protocols import Condenses
-
-    extractor = writer.extractor
-    learned = None
-    if isinstance(extractor, Condenses) and not dry_run:
-        known = [k for k in (read_known(writer, m.path) for m in group) if k is not None]
-        try:
-            learned = extractor.condense(known)
-        except Exception as exc:  # someone else's code: archive instead of failing the write
-            report.warnings.append(f"condensing session summaries failed ({exc}); archived them")
-    paths = [m.path for m in group]
-    if dry_run:
-        report.condensed.extend(paths)
-        return []
-    if learned is not None:
-        stored = remember(
-            writer,
-            learned.content,
-            title=learned.title,
-            type="learned-pattern",
-            scope="user" if folder.scope == "user" else "project",
-            tags=learned.tags,
-            source="condense",
-            importance=learned.importance,
-            now=when,
-        )
-        report.learned.append(stored.path)
-        report.condensed.extend(paths)
-        retire(writer, paths, stored.path, stored.id, when)
-        paths = [*paths, stored.path]
-    else:
-        report.archived.extend(paths)
-        mark(writer, paths, {"status": "archived"}, when)
-    return paths
-
-
-def _add(report: IndexReport, other: IndexReport) -> None:
-    report.chunks_written += other.chunks_written
-    report.chunks_deleted += other.chunks_deleted
-    report.texts_embedded += other.texts_embedded
-    report.warnings.extend(other.warnings)
 
 
 # --------------------------------------------------------------------------- reading

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from engram import damage_mark, memories, recovery, stats
+from engram import damage_mark, memories, memory_aging, recovery, stats
 from engram import prune as pruning
 from engram import recall as recalling
 from engram.access import AccessCounter
@@ -384,9 +384,9 @@ class Memory(ClosingStore):
         refuse_foreign(self.store, id_or_path)  # another machine's, on a shared store
         return restoring.restore(self.writer, memories.find(self.writer, id_or_path)[0], revision)
 
-    def age(self, *, dry_run: bool = False) -> memories.AgingReport:
+    def age(self, *, dry_run: bool = False) -> memory_aging.AgingReport:
         """Apply the aging rules (latest progress only, old session summaries condensed)."""
-        return memories.age(self.writer, dry_run=dry_run)
+        return memory_aging.age(self.writer, memories.remember, dry_run=dry_run)
 
     def prune(
         self,

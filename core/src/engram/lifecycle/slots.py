@@ -32,167 +32,31 @@ import re
 from dataclasses import dataclass
 
 from engram.lifecycle.reading import stem
+from engram.lifecycle.slot_words import (
+    ADVERBS,
+    AUXILIARIES,
+    BASE_VERBS,
+    COPULA,
+    DETERMINERS,
+    FIRST_PLURAL,
+    FIRST_SINGULAR,
+    HAVE,
+    IRREGULAR,
+    MODIFIERS,
+    NOUN_BEFORE,
+    OPENERS,
+    POSSESSIVES,
+    PREPOSITIONS,
+    QUANTIFIERS,
+    SPEAKERS,
+    USER,
+)
 
-USER = "user"
 PROJECT = "project"
 
 _WORD = re.compile(r"[A-Za-z0-9_`][\w.'+#/@`-]*[\w+#/`]|[A-Za-z0-9]")
 _CLAUSE_END = re.compile(r"[,;:!?()]|\.(?:\s|$)| - | \u2014 ")
 
-_FIRST_SINGULAR = frozenset(["i", "my", "me", "mine", "i'm", "i've", "i'd", "i'll"])
-_FIRST_PLURAL = frozenset(["we", "our", "us", "ours", "let's", "we're", "we've", "we'll"])
-_SPEAKERS = {"user": USER, "assistant": "assistant"}
-_DETERMINERS = frozenset(["the", "a", "an", "this", "that", "these", "those", "some", "every"])
-_POSSESSIVES = frozenset(["his", "her", "their", "its", "your"])
-_OPENERS = frozenset(
-    [
-        "yesterday",
-        "today",
-        "tomorrow",
-        "recently",
-        "lately",
-        "now",
-        "currently",
-        "also",
-        "then",
-        "later",
-        "finally",
-        "anyway",
-        "so",
-        "and",
-        "but",
-        "however",
-        "meanwhile",
-        "ok",
-        "okay",
-    ]
-)
-# Words between a subject and its verb that are not the verb: auxiliaries, adverbs, negations.
-_AUXILIARIES = frozenset(
-    [
-        "is",
-        "are",
-        "was",
-        "were",
-        "am",
-        "be",
-        "been",
-        "being",
-        "has",
-        "have",
-        "had",
-        "does",
-        "do",
-        "did",
-        "will",
-        "would",
-        "shall",
-        "should",
-        "can",
-        "could",
-        "may",
-        "might",
-        "must",
-        "isn't",
-        "aren't",
-        "wasn't",
-        "weren't",
-        "hasn't",
-        "haven't",
-        "hadn't",
-        "doesn't",
-        "don't",
-        "didn't",
-        "won't",
-        "can't",
-        "cannot",
-        "'s",
-    ]
-)
-_ADVERBS = frozenset(
-    [
-        "not",
-        "no",
-        "never",
-        "longer",
-        "now",
-        "currently",
-        "still",
-        "also",
-        "always",
-        "usually",
-        "often",
-        "sometimes",
-        "already",
-        "just",
-        "recently",
-        "really",
-        "finally",
-        "actually",
-        "only",
-        "mostly",
-        "generally",
-        "then",
-        "anymore",
-        "again",
-    ]
-)
-_COPULA = frozenset(["is", "are", "was", "were", "am", "be", "been", "being", "'s"])
-_HAVE = frozenset(["has", "have", "had"])
-_IRREGULAR = {
-    "ran": "run",
-    "went": "go",
-    "goes": "go",
-    "got": "get",
-    "made": "make",
-    "took": "take",
-    "saw": "see",
-    "met": "meet",
-    "bought": "buy",
-    "left": "leave",
-    "wrote": "write",
-    "spoke": "speak",
-    "spoken": "speak",
-    "born": "born",
-    "gave": "give",
-    "found": "find",
-    "began": "begin",
-    "chose": "choose",
-    "built": "build",
-    "taught": "teach",
-    "felt": "feel",
-    "kept": "keep",
-    "thought": "think",
-}
-# Common verbs in their base form, read as verbs after a noun ("our tests run on CI").
-_BASE_VERBS = frozenset(
-    """run use live work deploy like love prefer need want go keep store build host ship release
-    write read speak play own lead manage support call test meet visit stay plan teach""".split()  # noqa: SIM905
-)
-_NOUN_BEFORE = (_DETERMINERS | _POSSESSIVES | _FIRST_SINGULAR | _FIRST_PLURAL) - {"i", "we"}
-# Words that start a modifier of the subject: "A man with a shirt" is about a man.
-_MODIFIERS = frozenset(["with", "without", "in", "on", "at", "from", "who", "which", "that"])
-_QUANTIFIERS = frozenset(["any", "no", "some", "many", "much", "several", "few", "more", "all"])
-_PREPOSITIONS = frozenset(
-    [
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "from",
-        "with",
-        "by",
-        "of",
-        "as",
-        "into",
-        "onto",
-        "about",
-        "via",
-        "under",
-        "through",
-    ]
-)
 # Two ways to key one attribute.
 _SAME_AS = {"live at": "live in", "be now in": "live in"}
 # A verb of change names the attribute it changes: "moved to Berlin" is where one lives now.
@@ -255,7 +119,7 @@ def read_slots(text: str, speaker: str | None = None) -> Slots:
     # changes nothing of the subject.
     change = change or bool(CHANGE_WORDS.search(clause))
     words = [w.strip("`") for w in _WORD.findall(clause)]
-    while words and words[0].lower() in _OPENERS:
+    while words and words[0].lower() in OPENERS:
         words = words[1:]
     if not words:
         return Slots(change=change)
@@ -340,7 +204,7 @@ def _clause(sentence: str) -> str:
     if not clauses:
         return ""
     lead = _WORD.findall(clauses[0])
-    opener = _PREPOSITIONS | _OPENERS | {"after", "before", "when", "last", "this"}
+    opener = PREPOSITIONS | OPENERS | {"after", "before", "when", "last", "this"}
     if len(clauses) > 1 and lead and lead[0].lower() in opener:
         return clauses[1]
     return clauses[0]
@@ -351,16 +215,16 @@ def _verb_index(words: list[str]) -> int | None:
     after at least one subject word."""
     for i, word in enumerate(words[:12]):
         low = word.lower()
-        if low in _AUXILIARIES:
+        if low in AUXILIARIES:
             return i if i > 0 else None
-        if i == 0 and low in _BASE_VERBS:
+        if i == 0 and low in BASE_VERBS:
             return None  # an imperative: "Use spaces, not tabs" has no subject
-        if i == 0 or low in _PREPOSITIONS or not low.isalpha():
+        if i == 0 or low in PREPOSITIONS or not low.isalpha():
             continue
-        if low in _ADVERBS and i + 1 < len(words):
+        if low in ADVERBS and i + 1 < len(words):
             continue
         prev = words[i - 1].lower()
-        if prev in _NOUN_BEFORE:
+        if prev in NOUN_BEFORE:
             continue  # "the tests", "my sister": a noun after a determiner
         if prev.endswith("'s") or word[0].isupper():
             continue
@@ -370,13 +234,13 @@ def _verb_index(words: list[str]) -> int | None:
 
 
 def _is_verb(low: str, prev: str) -> bool:
-    if low in _IRREGULAR or low in _COPULA or low in _HAVE:
+    if low in IRREGULAR or low in COPULA or low in HAVE:
         return True
     if prev in ("i", "we", "you", "they", "he", "she", "it", "user", "assistant"):
         return True  # "I like", "we deploy"
-    if prev in _ADVERBS:
+    if prev in ADVERBS:
         return True  # "Alice now lives", "Bob never drinks"
-    if low in _BASE_VERBS:
+    if low in BASE_VERBS:
         return True
     return low.endswith(("ed", "es")) or (low.endswith("s") and not low.endswith(("ss", "us")))
 
@@ -387,16 +251,16 @@ def _subject(head: list[str], speaker: str | None) -> tuple[str | None, str | No
     low = [w.lower() for w in head]
     first_person = _first_person(low[0], speaker) if low else None
     if first_person is not None:
-        rest = [w for w in low[1:] if w not in _ADVERBS]
+        rest = [w for w in low[1:] if w not in ADVERBS]
         return first_person, " ".join(rest) or None  # "my sister" → (user, sister)
-    if len(low) >= 2 and low[0] == "the" and low[1] in _SPEAKERS:
-        whose = _SPEAKERS[low[1]]
+    if len(low) >= 2 and low[0] == "the" and low[1] in SPEAKERS:
+        whose = SPEAKERS[low[1]]
         rest = low[2:]
         if low[1].endswith("'s") or (rest and rest[0] in ("'s",)):
             rest = rest[1:]
-        return whose, " ".join(w for w in rest if w not in _ADVERBS) or None
+        return whose, " ".join(w for w in rest if w not in ADVERBS) or None
     if len(low) >= 2 and low[0] == "the" and low[1] in ("user's", "assistant's"):
-        return _SPEAKERS[low[1][:-2]], " ".join(low[2:]) or None
+        return SPEAKERS[low[1][:-2]], " ".join(low[2:]) or None
     if "of" in low[1:]:
         at = low.index("of", 1)
         owner = _strip_determiners(head[at + 1 :])
@@ -410,22 +274,22 @@ def _subject(head: list[str], speaker: str | None) -> tuple[str | None, str | No
             first_person = _first_person(owner[0].lower(), speaker) if owner else None
             return first_person or _phrase(owner), " ".join(low[i + 1 :])
     phrase = _strip_determiners(head)
-    cut = next((i for i, w in enumerate(phrase) if i and w.lower() in _MODIFIERS), len(phrase))
-    words = [w for w in phrase[:cut] if w.lower() not in _ADVERBS | _OPENERS]
+    cut = next((i for i, w in enumerate(phrase) if i and w.lower() in MODIFIERS), len(phrase))
+    words = [w for w in phrase[:cut] if w.lower() not in ADVERBS | OPENERS]
     return (_phrase(words) or None), None  # an imperative ("Always run ruff") has none
 
 
 def _first_person(word: str, speaker: str | None) -> str | None:
-    if word in _FIRST_SINGULAR:
+    if word in FIRST_SINGULAR:
         return (speaker or USER).casefold()
-    if word in _FIRST_PLURAL:
+    if word in FIRST_PLURAL:
         return PROJECT
     return None
 
 
 def _strip_determiners(words: list[str]) -> list[str]:
     out = list(words)
-    while out and out[0].lower() in _DETERMINERS:
+    while out and out[0].lower() in DETERMINERS:
         out = out[1:]
     return out
 
@@ -443,9 +307,9 @@ def _name_anywhere(words: list[str], speaker: str | None) -> str | None:
             person = _first_person(low, speaker)
             if person is not None:
                 return person
-            if low in _DETERMINERS | _OPENERS | _PREPOSITIONS or _is_verb(low, ""):
+            if low in DETERMINERS | OPENERS | PREPOSITIONS or _is_verb(low, ""):
                 continue  # "Lives in Berlin": a verb, capitalised as the first word
-        if word[:1].isupper() and low not in _FIRST_SINGULAR:
+        if word[:1].isupper() and low not in FIRST_SINGULAR:
             run = [word]
             for nxt in words[i + 1 :]:
                 if not nxt[:1].isupper():
@@ -460,7 +324,7 @@ def _attribute_value(rest: list[str]) -> tuple[str | None, str | None]:
     parts, i = _verb(rest)
     if not parts:
         return None, _value(rest[i:])
-    while i < len(rest) and rest[i].lower() in _PREPOSITIONS and len(parts) < 4:
+    while i < len(rest) and rest[i].lower() in PREPOSITIONS and len(parts) < 4:
         parts.append(rest[i].lower())
         i += 1
     value = _value(rest[i:])
@@ -485,19 +349,19 @@ def _verb(rest: list[str]) -> tuple[list[str], int]:
     now: list[str] = []
     i = 0
     main: str | None = None
-    while i < len(rest) and (rest[i].lower() in _AUXILIARIES or rest[i].lower() in _ADVERBS):
+    while i < len(rest) and (rest[i].lower() in AUXILIARIES or rest[i].lower() in ADVERBS):
         low = rest[i].lower()
-        if low in _COPULA or low in _HAVE:
-            main = main or ("be" if low in _COPULA else "have")
+        if low in COPULA or low in HAVE:
+            main = main or ("be" if low in COPULA else "have")
         elif low == "now":
             now.append("now")
         i += 1
     if i < len(rest):
         low = rest[i].lower()
-        noun_like = low in _PREPOSITIONS | _DETERMINERS | _QUANTIFIERS | _POSSESSIVES
+        noun_like = low in PREPOSITIONS | DETERMINERS | QUANTIFIERS | POSSESSIVES
         verb = main is None or low.endswith(("ed", "ing")) or main == "have"
         if low.isalpha() and not noun_like and verb:
-            main = _IRREGULAR.get(low) or stem(low)
+            main = IRREGULAR.get(low) or stem(low)
             i += 1
     if main is None:
         return [], i

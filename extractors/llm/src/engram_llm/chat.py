@@ -141,32 +141,6 @@ class ChatProvider(ABC):
         """Release the SDK's HTTP connections."""
 
 
-def make_provider(
-    options: ProviderOptions,
-    shared: LLMOptions,
-    *,
-    ledger: UsageLedger | None,
-    sleep: Callable[[float], None] = time.sleep,
-    random: Callable[[], float] = _random.random,
-) -> ChatProvider:
-    """The provider speaking ``options.provider``'s protocol (its module imported now, its SDK
-    on the first request)."""
-    kind: type[ChatProvider]
-    if options.provider == "anthropic":
-        from engram_llm.anthropic_chat import AnthropicProvider
-
-        kind = AnthropicProvider
-    elif options.provider == "google":
-        from engram_llm.google_chat import GoogleProvider
-
-        kind = GoogleProvider
-    else:
-        from engram_llm.openai_chat import OpenAIProvider
-
-        kind = OpenAIProvider
-    return kind(options, shared, ledger=ledger, sleep=sleep, random=random)
-
-
 def parse_json(content: str) -> Any:
     """The JSON in a model's answer: a bare object or list, or one inside a ``` fence;
     ``NotJson`` when there is none."""

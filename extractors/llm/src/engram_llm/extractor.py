@@ -34,8 +34,8 @@ from engram import (
     prepare_messages,
 )
 from engram_llm import prompts
-from engram_llm.chat import make_provider
 from engram_llm.options import LLMOptions
+from engram_llm.providers import make_provider
 
 log = logging.getLogger(__name__)
 
