@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from engram.config import LifecycleConfig
 from engram.lifecycle.judge import judge
-from engram.lifecycle.slots import PROJECT, USER, Slots, read_slots, same_subject
+from engram.lifecycle.slot_words import USER
+from engram.lifecycle.slots import PROJECT, Slots, read_slots, same_subject
 from engram.models import ExtractedMemory, KnownMemory
 
 RULES = LifecycleConfig()

@@ -24,7 +24,7 @@ from agent_support import wait_until
 from engram.access import AccessLog
 from engram.chunking import read_frontmatter
 from engram.config import load_config
-from engram.hosts import detached, entry, prompt, quiet
+from engram.hosts import detached, entry, events, prompt, quiet
 from engram.hosts.base import EVENTS
 from engram.hosts.command import run_argv
 from engram.hosts.registry import names
@@ -287,7 +287,7 @@ def test_the_installed_command_lines_parse_without_typer(
     argv = run_argv(event, host, base=["engram"], config=toml if config else None)
     argv += ["--capture-timeout", repr(timeout)]
     parsed = entry.parse(argv[1:])
-    assert parsed == entry.RunArgs(event, host, 55.0, timeout, toml.resolve() if config else None)
+    assert parsed == events.RunArgs(event, host, 55.0, timeout, toml.resolve() if config else None)
 
 
 @pytest.mark.parametrize(
