@@ -182,12 +182,10 @@ def take_recalled(project: Path) -> list[tuple[str, str]]:
     except OSError:
         return []
     pairs: list[tuple[str, str]] = []
-    try:
+    with contextlib.suppress(OSError):  # unreadable: these counts are lost, nothing else
         for line in taken.read_text(encoding="utf-8").splitlines():
             with contextlib.suppress(ValueError, TypeError):
                 pairs += [(str(p), str(m)) for p, m in json.loads(line)]
-    except OSError:
-        pass
     with contextlib.suppress(OSError):
         taken.unlink()
     return pairs
