@@ -48,7 +48,8 @@ def paragraphs(n: int, seed: int = 7) -> list[str]:
 def numpy_runtime(
     threads: int | None, batch_size: int, texts: list[str]
 ) -> Callable[[Sequence[str]], Any]:
-    from engram_local import LocalEmbedder, LocalOptions
+    from engram_local import LocalOptions
+    from engram_local.embedder import LocalEmbedder
 
     embedder = LocalEmbedder(LocalOptions(threads=threads, batch_size=batch_size))
     tokenizer = embedder.load().tokenizer

@@ -19,7 +19,8 @@ from engram.models import Chunk, IndexIdentity
 from engram.protocols import Store
 from engram.testing.data import IDENTITY
 from engram.testing.migration import CHUNKS, RECORDS, VECTORS, assert_same, contents, fill
-from engram_lancedb import LanceDBOptions, LanceDBStore
+from engram_lancedb import LanceDBOptions
+from engram_lancedb.store import LanceDBStore
 from engram_sqlite import SQLiteOptions, SQLiteStore
 from support import MemoryFactory, note, write_vault
 

@@ -22,7 +22,8 @@ import numpy as np
 
 from engram.filters import Eq
 from engram.models import Chunk, IndexIdentity
-from engram_chroma import ChromaOptions, ChromaStore
+from engram_chroma import ChromaOptions
+from engram_chroma.store import ChromaStore
 
 DIM = 384
 SCIFACT = Path(__file__).resolve().parents[4] / "shared" / "data" / "scifact" / "corpus.jsonl"

@@ -20,8 +20,9 @@ import httpx
 import pytest
 
 from engram.models import IndexIdentity
-from engram_chroma import ChromaOptions, ChromaStore
+from engram_chroma import ChromaOptions
 from engram_chroma.connection import drop_collections, settings
+from engram_chroma.store import ChromaStore
 
 IDENTITY = IndexIdentity(embedder="hash", model="h-4", dimension=4, chunker="markdown:400/80")
 READY_TIMEOUT = 60.0

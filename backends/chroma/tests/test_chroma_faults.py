@@ -21,8 +21,9 @@ from engram.memory import Memory
 from engram.models import Chunk, IndexIdentity
 from engram.plugins import get_plugin_manager
 from engram.registry import Register
-from engram_chroma import ChromaOptions, ChromaStore
+from engram_chroma import ChromaOptions
 from engram_chroma.connection import settings
+from engram_chroma.store import ChromaStore
 
 IDENTITY = IndexIdentity(embedder="hash", model="h-4", dimension=4, chunker="markdown:400/80")
 FILES = 120

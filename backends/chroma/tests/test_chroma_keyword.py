@@ -22,8 +22,9 @@ from engram.filters import Eq
 from engram.models import Chunk, IndexIdentity
 from engram.search import tokenize
 from engram.testing.data import WORDS
-from engram_chroma import ChromaStore, changelog, records
+from engram_chroma import changelog, records
 from engram_chroma.keyword import match_expression
+from engram_chroma.store import ChromaStore
 
 MakeStore = Callable[..., ChromaStore]
 IDENTITY = IndexIdentity(embedder="hash", model="h-4", dimension=4, chunker="markdown:400/80")
@@ -163,7 +164,8 @@ WRITER = textwrap.dedent(
     """
     import json, sys
     from engram.models import Chunk, IndexIdentity
-    from engram_chroma import ChromaOptions, ChromaStore
+    from engram_chroma.store import ChromaStore
+    from engram_chroma import ChromaOptions
     options = ChromaOptions.model_validate_json(sys.argv[1])
     store = ChromaStore(options)
     store.set_identity(IndexIdentity.model_validate_json(sys.argv[2]))

@@ -24,7 +24,7 @@ from engram.testing.migration import (
     fill,
     write_sqlite_project,
 )
-from engram_chroma import ChromaStore
+from engram_chroma.store import ChromaStore
 from engram_sqlite import SQLiteOptions, SQLiteStore
 
 

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from engram.errors import DimensionMismatch, InvalidVector
 from engram.filters import Eq, Filter, In, Not, Range
 from engram.models import Chunk, IndexIdentity
-from engram_chroma import ChromaStore, vectors
+from engram_chroma import vectors
+from engram_chroma.store import ChromaStore
 
 DIM = 16
 IDENTITY = IndexIdentity(embedder="hash", model="h-16", dimension=DIM, chunker="none")

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from engram.errors import FilterError
 from engram.filters import And, Contains, Eq, Filter, In, Ne, Not, Or, Range, matches
 from engram.models import Chunk, IndexIdentity
-from engram_chroma import ChromaOptions, ChromaStore
+from engram_chroma import ChromaOptions
 from engram_chroma.connection import settings as chroma_settings
+from engram_chroma.store import ChromaStore
 from engram_chroma.where import translate
 
 IDENTITY = IndexIdentity(embedder="hash", model="h-4", dimension=4, chunker="none")

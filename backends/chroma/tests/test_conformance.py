@@ -11,7 +11,8 @@ import pytest
 
 from engram.protocols import Store
 from engram.testing import OriginViewSuite, StoreSuite
-from engram_chroma import ChromaOptions, ChromaStore
+from engram_chroma import ChromaOptions
+from engram_chroma.store import ChromaStore
 
 
 class TestChromaEmbedded(StoreSuite):

@@ -17,7 +17,8 @@ import pytest
 from moto.moto_server.werkzeug_app import MotoRequestHandler, create_backend_app
 from werkzeug.serving import make_server
 
-from engram_lancedb import LanceDBOptions, LanceDBStore
+from engram_lancedb import LanceDBOptions
+from engram_lancedb.store import LanceDBStore
 
 BUCKET = "engram-tests"
 CREDENTIALS = {

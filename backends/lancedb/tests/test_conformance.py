@@ -11,7 +11,8 @@ import pytest
 
 from engram.protocols import Store
 from engram.testing import StoreSuite
-from engram_lancedb import LanceDBOptions, LanceDBStore
+from engram_lancedb import LanceDBOptions
+from engram_lancedb.store import LanceDBStore
 
 
 class TestLanceDBLocal(StoreSuite):

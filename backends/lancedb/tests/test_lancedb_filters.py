@@ -17,9 +17,10 @@ from engram.errors import FilterError
 from engram.filters import And, Contains, Eq, Filter, In, Ne, Not, Or, Range, matches
 from engram.models import Chunk
 from engram.testing.data import IDENTITY, unit_vector
-from engram_lancedb import LanceDBOptions, LanceDBStore
+from engram_lancedb import LanceDBOptions
 from engram_lancedb.facts import INT64_MAX, INT64_MIN, float_key
 from engram_lancedb.filters import compile_filter
+from engram_lancedb.store import LanceDBStore
 
 FIELDS = ["a", "b", "when", "tags"]
 EDGE_INTS = [0, 1, -1, 2, 3, 2**53, 2**53 + 1, INT64_MAX, INT64_MIN, INT64_MAX + 1, -(2**70)]

@@ -13,8 +13,8 @@ from engram.cli import main
 from engram.filters import Eq
 from engram.models import Chunk
 from engram.testing.data import IDENTITY, chunk
-from engram_lancedb import LanceDBStore
 from engram_lancedb.recall import fill, measure_recall, random_units
+from engram_lancedb.store import LanceDBStore
 
 MakeStore = Callable[..., LanceDBStore]
 

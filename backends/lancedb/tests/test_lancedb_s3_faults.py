@@ -14,7 +14,8 @@ from engram.cli import main
 from engram.config import load_config
 from engram.errors import StoreError
 from engram.memory import Memory
-from engram_lancedb import LanceDBOptions, LanceDBStore
+from engram_lancedb import LanceDBOptions
+from engram_lancedb.store import LanceDBStore
 
 NOTES = 12
 

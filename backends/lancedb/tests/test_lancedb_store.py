@@ -17,7 +17,8 @@ from engram.errors import ConfigError, IdentityMismatch, StoreError
 from engram.memory import Memory
 from engram.models import Chunk, Document
 from engram.testing.data import DIMENSION, IDENTITY, OTHER_IDENTITY, chunk, unit_vector
-from engram_lancedb import LanceDBOptions, LanceDBStore
+from engram_lancedb import LanceDBOptions
+from engram_lancedb.store import LanceDBStore
 
 MakeStore = Callable[..., LanceDBStore]
 

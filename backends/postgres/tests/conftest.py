@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from engram_postgres import PostgresOptions, PostgresStore
+from engram_postgres import PostgresOptions
+from engram_postgres.store import PostgresStore
 from engram_postgres.testing import postgres_dsn, postgres_options
 
 __all__ = ["pg_store", "postgres_dsn", "postgres_options"]

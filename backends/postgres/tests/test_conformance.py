@@ -8,7 +8,8 @@ import pytest
 
 from engram.protocols import Store
 from engram.testing import OriginViewSuite, StoreSuite
-from engram_postgres import PostgresOptions, PostgresStore
+from engram_postgres import PostgresOptions
+from engram_postgres.store import PostgresStore
 
 
 class TestPostgresConformance(StoreSuite):

@@ -22,7 +22,8 @@ from engram import MissingKeyError, StoreError
 from engram.config import load_config
 from engram.memory import Memory
 from engram.testing.data import IDENTITY, chunk
-from engram_postgres import PostgresOptions, PostgresStore
+from engram_postgres import PostgresOptions
+from engram_postgres.store import PostgresStore
 from engram_postgres.testing import fresh_namespace, server_folder, start_private_server
 
 PASSWORD = "S3cret-Pa55-w0rd"

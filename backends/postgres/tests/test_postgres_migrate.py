@@ -23,7 +23,8 @@ from engram.testing.migration import (
     fill,
     write_sqlite_project,
 )
-from engram_postgres import PostgresOptions, PostgresStore
+from engram_postgres import PostgresOptions
+from engram_postgres.store import PostgresStore
 from engram_postgres.testing import fresh_namespace
 from engram_sqlite import SQLiteOptions, SQLiteStore
 

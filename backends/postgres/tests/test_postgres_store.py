@@ -19,8 +19,9 @@ import pytest
 from engram import Contains, DimensionMismatch, Eq, IdentityMismatch, In
 from engram.models import Chunk, Document, IndexIdentity
 from engram.testing.data import IDENTITY, chunk, unit_vector
-from engram_postgres import PostgresOptions, PostgresStore
+from engram_postgres import PostgresOptions
 from engram_postgres.schema import LATEST, lock_key
+from engram_postgres.store import PostgresStore
 from engram_postgres.testing import fresh_namespace
 
 WAIT = 60.0
@@ -157,7 +158,8 @@ def test_a_client_waits_while_another_migrates(postgres_dsn: str) -> None:
 
 MIGRATE_CHILD = """
 import sys
-from engram_postgres import PostgresOptions, PostgresStore
+from engram_postgres.store import PostgresStore
+from engram_postgres import PostgresOptions
 options = {"schema": sys.argv[1], "namespace": sys.argv[2]}
 store = PostgresStore(PostgresOptions.model_validate(options))
 store.close()
@@ -329,7 +331,8 @@ WRITER = """
 import sys
 from engram.models import Document
 from engram.testing.data import IDENTITY, chunk
-from engram_postgres import PostgresOptions, PostgresStore
+from engram_postgres.store import PostgresStore
+from engram_postgres import PostgresOptions
 
 namespace, me = sys.argv[1], int(sys.argv[2])
 store = PostgresStore(PostgresOptions(namespace=namespace))

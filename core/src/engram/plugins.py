@@ -20,6 +20,7 @@ import pluggy
 from pydantic import BaseModel
 
 from engram import hookspecs
+from engram.dotted import Dotted
 from engram.errors import DuplicatePlugin, PluginError, PluginNotFound
 from engram.registry import KINDS, Entry, Kind, NoOptions, Registry
 
@@ -118,8 +119,16 @@ def build_registry(pm: pluggy.PluginManager) -> Registry:
 
 def _registrar(registry: Registry, kind: Kind) -> Callable[..., None]:
     def register(
-        name: str, factory: Callable[..., Any], *, options: type[BaseModel] = NoOptions
+        name: str,
+        factory: Callable[..., Any] | str,
+        *,
+        options: type[BaseModel] = NoOptions,
+        **bound: Any,
     ) -> None:
+        if isinstance(factory, str):
+            factory = Dotted(factory)  # imported on the first build, not on every command
+        if bound:
+            factory = functools.partial(factory, **bound)
         plugin, dist, version = _origin(factory)
         registry.add(
             Entry(
@@ -140,7 +149,10 @@ def _origin(factory: Callable[..., Any]) -> tuple[str, str | None, str | None]:
     """(module, distribution, version) that a factory comes from."""
     while isinstance(factory, functools.partial):  # a factory with the plugin manager bound
         factory = factory.func
-    module = getattr(factory, "__module__", None) or "unknown"
+    if isinstance(factory, Dotted):
+        module = factory.module
+    else:
+        module = getattr(factory, "__module__", None) or "unknown"
     top = module.split(".")[0]
     dist = _entry_point_distributions().get(top) or _installed_distributions().get(top)
     if dist is None:

@@ -11,23 +11,12 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from engram.distributions import providing
 from engram.errors import DuplicatePlugin, PluginNotFound
 from engram.install import install_hint
 
 Kind = Literal["store", "embedder", "extractor", "searcher"]
 KINDS: tuple[Kind, ...] = ("store", "embedder", "extractor", "searcher")
-
-# Where a user gets the parts engram ships as separate distributions.
-KNOWN_DISTRIBUTIONS: dict[tuple[Kind, str], str] = {
-    ("store", "sqlite"): "engram-sqlite",
-    ("store", "lancedb"): "engram-lancedb",
-    ("store", "chroma"): "engram-chroma",
-    ("store", "postgres"): "engram-postgres",
-    ("embedder", "local"): "engram-local",
-    ("embedder", "openai"): "engram-openai",
-    ("embedder", "voyage"): "engram-voyage",
-    ("extractor", "llm"): "engram-llm",
-}
 
 
 class NoOptions(BaseModel):
@@ -37,8 +26,17 @@ class NoOptions(BaseModel):
 
 
 class Register(Protocol):
+    """``register(name, "package.module:Class", options=Model)``: the class is imported when the
+    part is first built; a callable works too. Keywords after ``options`` are passed to the
+    factory on every build (a store binds its ``plugin_manager`` so)."""
+
     def __call__(
-        self, name: str, factory: Callable[..., Any], *, options: type[BaseModel] = NoOptions
+        self,
+        name: str,
+        factory: Callable[..., Any] | str,
+        *,
+        options: type[BaseModel] = NoOptions,
+        **bound: Any,
     ) -> None: ...
 
 
@@ -77,9 +75,9 @@ class Registry:
             pass
         installed = ", ".join(sorted(self._entries[kind])) or "none"
         hint = ""
-        dist = KNOWN_DISTRIBUTIONS.get((kind, name))
+        dist = providing(kind, name)
         if dist:
-            hint = f"; install it from an engram checkout: {install_hint(dist)}"
+            hint = f"; install it from an engram checkout: {install_hint(dist.name)}"
         raise PluginNotFound(
             f"no {kind} named {name!r} is installed (installed: {installed}){hint}"
         )

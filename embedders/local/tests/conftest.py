@@ -20,7 +20,8 @@ import numpy.typing as npt
 import pytest
 from safetensors.numpy import save_file
 
-from engram_local import LocalEmbedder, LocalOptions
+from engram_local import LocalOptions
+from engram_local.embedder import LocalEmbedder
 from engram_local.loader import bundled_model_dir
 
 DATA = Path(__file__).parent / "data"

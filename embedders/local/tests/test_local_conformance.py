@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engram.testing import EmbedderSuite
-from engram_local import LocalEmbedder
+from engram_local.embedder import LocalEmbedder
 
 
 class TestLocalEmbedder(EmbedderSuite):

@@ -15,7 +15,8 @@ from threadpoolctl import threadpool_info  # type: ignore[import-untyped]
 
 from engram import ConfigError, load_config, plugin_options
 from engram.plugins import build_registry, get_plugin_manager
-from engram_local import LocalEmbedder, LocalOptions
+from engram_local import LocalOptions
+from engram_local.embedder import LocalEmbedder
 
 HEAVY = ("torch", "transformers", "sentence_transformers")
 
@@ -75,7 +76,7 @@ def test_bad_options_name_the_field(tmp_path: Path, raw: dict[str, Any], field: 
 def test_importing_and_constructing_load_nothing_heavy() -> None:
     out = _run(
         "import sys\n"
-        "from engram_local import LocalEmbedder\n"
+        "from engram_local.embedder import LocalEmbedder\n"
         "e = LocalEmbedder()\n"
         "print(e.dimension, sorted(m for m in ('safetensors', 'engram_local.runtime') "
         "if m in sys.modules))\n"
@@ -86,7 +87,7 @@ def test_importing_and_constructing_load_nothing_heavy() -> None:
 def test_embedding_never_imports_pytorch() -> None:
     out = _run(
         "import sys\n"
-        "from engram_local import LocalEmbedder\n"
+        "from engram_local.embedder import LocalEmbedder\n"
         "assert len(LocalEmbedder().embed(['no torch here'])[0]) == 384\n"
         f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))\n"
     )

@@ -19,8 +19,9 @@ from engram.config import EngramConfig
 from engram.parts import build_part
 from engram.plugins import build_registry, get_plugin_manager
 from engram.testing import EmbedderSuite
-from engram_local import LocalEmbedder, LocalOptions
+from engram_local import LocalOptions
 from engram_local.batching import pad
+from engram_local.embedder import LocalEmbedder
 from engram_local.loader import read_spec
 from engram_local.onnx_graph import build_bert_graph
 

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from engram import ConfigError, EmbedderError
-from engram_local import LocalEmbedder, LocalOptions
+from engram_local import LocalOptions
+from engram_local.embedder import LocalEmbedder
 from engram_local.loader import (
     BUNDLED_PACKAGE,
     INSTALL_COMMAND,
@@ -224,7 +225,8 @@ def test_a_failed_download_is_an_embedder_error(tmp_path: Path) -> None:
     """allow_download with the Hub unreachable (HF_HUB_OFFLINE: no network is tried)."""
     code = (
         "from engram.errors import EmbedderError\n"
-        "from engram_local import LocalEmbedder, LocalOptions\n"
+        "from engram_local.embedder import LocalEmbedder\n"
+        "from engram_local import LocalOptions\n"
         "try:\n"
         "    LocalEmbedder(LocalOptions(model='someone/some-bert', allow_download=True))\n"
         "except EmbedderError as exc:\n"

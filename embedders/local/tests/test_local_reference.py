@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from engram_local import LocalEmbedder
+from engram_local.embedder import LocalEmbedder
 
 Matrix = npt.NDArray[np.float64]
 

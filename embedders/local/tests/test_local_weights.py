@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from engram import EmbedderError
-from engram_local import LocalEmbedder, LocalOptions
+from engram_local import LocalOptions
+from engram_local.embedder import LocalEmbedder
 from engram_local.loader import locate_model
 from engram_local.weights import (
     CACHE_ENV,

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from engram_openai import OpenAIEmbedder, OpenAIOptions
+from engram_openai import OpenAIOptions
+from engram_openai.embedder import OpenAIEmbedder
 from fake_apis import FakeOpenAI, OpenAIEmbeddings, StartApi
 
 MakeEmbedder = Callable[..., OpenAIEmbedder]

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from engram.testing import EmbedderSuite
-from engram_openai import OpenAIEmbedder
+from engram_openai.embedder import OpenAIEmbedder
 
 MakeEmbedder = Callable[..., OpenAIEmbedder]
 

@@ -22,7 +22,8 @@ from engram import (
 )
 from engram.plugins import build_registry, get_plugin_manager
 from engram.testing.data import cosine
-from engram_openai import OpenAIEmbedder, OpenAIOptions
+from engram_openai import OpenAIOptions
+from engram_openai.embedder import OpenAIEmbedder
 from fake_apis import (
     FakeOpenAI,
     OpenAIEmbeddings,

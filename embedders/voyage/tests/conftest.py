@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from engram_voyage import VoyageEmbedder, VoyageOptions
+from engram_voyage import VoyageOptions
+from engram_voyage.embedder import VoyageEmbedder
 from fake_apis import FakeVoyage, StartApi, VoyageEmbeddings
 
 MakeEmbedder = Callable[..., VoyageEmbedder]

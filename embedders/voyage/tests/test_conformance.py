@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from engram.testing import EmbedderSuite
-from engram_voyage import VoyageEmbedder
+from engram_voyage.embedder import VoyageEmbedder
 
 MakeEmbedder = Callable[..., VoyageEmbedder]
 

@@ -15,7 +15,8 @@ from voyageai.client import Client
 from engram import EmbedderError, MissingKeyError, UsageLedger
 from engram.plugins import build_registry, get_plugin_manager
 from engram.testing.data import cosine
-from engram_voyage import VoyageEmbedder, VoyageOptions
+from engram_voyage import VoyageOptions
+from engram_voyage.embedder import VoyageEmbedder
 from fake_apis import (
     FakeVoyage,
     Reply,

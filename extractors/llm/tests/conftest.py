@@ -11,7 +11,8 @@ import pytest
 from fake_model import KEY, Build, answer
 from native_wires import AnthropicMessages, GeminiGenerateContent, NativeApi, NativeWire
 
-from engram_llm import LLMExtractor, LLMOptions
+from engram_llm import LLMOptions
+from engram_llm.extractor import LLMExtractor
 from fake_apis import ChatCompletions, FakeChat, StartApi
 
 

@@ -18,7 +18,7 @@ from engram import (
     RulesExtractor,
     judge,
 )
-from engram_llm import LLMExtractor
+from engram_llm.extractor import LLMExtractor
 
 KEY = "sk-fake-chat-key-0000"
 Build = Callable[..., LLMExtractor]  # the `build` fixture: providers (servers or dicts) → extractor

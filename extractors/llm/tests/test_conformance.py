@@ -9,7 +9,7 @@ from fake_model import Build
 from native_wires import ANTHROPIC_KEY, GOOGLE_KEY, NativeApi
 
 from engram.testing import ExtractorSuite
-from engram_llm import LLMExtractor
+from engram_llm.extractor import LLMExtractor
 from fake_apis import FakeChat
 
 

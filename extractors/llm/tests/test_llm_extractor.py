@@ -22,8 +22,9 @@ from engram import (
 )
 from engram import JudgeCandidate as Candidate
 from engram.plugins import build_registry, get_plugin_manager
-from engram_llm import LLMExtractor, LLMOptions
+from engram_llm import LLMOptions
 from engram_llm.chat import parse_json
+from engram_llm.extractor import LLMExtractor
 from engram_llm.prompts import TYPES
 from fake_apis import FakeChat, Reply, prompts
 

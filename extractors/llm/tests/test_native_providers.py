@@ -256,7 +256,8 @@ def test_options_give_each_provider_its_model_and_key_variable() -> None:
 def test_an_unused_sdk_is_never_imported() -> None:
     code = (
         "import sys\n"
-        "from engram_llm import LLMExtractor, LLMOptions\n"
+        "from engram_llm.extractor import LLMExtractor\n"
+        "from engram_llm import LLMOptions\n"
         "x = LLMExtractor(LLMOptions(record_usage=False))\n"
         "x.close()\n"
         "print(json.dumps(['anthropic' in sys.modules, 'google.genai' in sys.modules]))\n"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 import pluggy
@@ -32,5 +31,9 @@ def register_hookspecs(register: Callable[[object], None]) -> None:
 @hookimpl
 def register_stores(register: Register, plugin_manager: pluggy.PluginManager) -> None:
     """Make the store available as ``[store] backend = "sqlite"``, calling this manager's hooks."""
-    factory = functools.partial(SQLiteStore, plugin_manager=plugin_manager)
-    register("sqlite", factory, options=SQLiteOptions)
+    register(
+        "sqlite",
+        "engram_sqlite.store:SQLiteStore",
+        options=SQLiteOptions,
+        plugin_manager=plugin_manager,
+    )
