@@ -1,7 +1,8 @@
 """The hooks a plugin can implement. Declared once here; documented in docs/plugins/hooks.md.
 
 Register-callback style (as in simonw/llm): the plugin calls ``register(name, factory,
-options=Model)`` and core owns names, collisions and errors. A hookimpl may take fewer
+options=Model)``, the factory a callable or its ``"package.module:Class"`` path (imported on the
+first build), and core owns names, collisions and errors. A hookimpl may take fewer
 arguments than its spec, so hooks can grow without breaking plugins.
 """
 
@@ -29,7 +30,8 @@ def register_stores(register: Register, plugin_manager: pluggy.PluginManager) ->
 
 @hookspec
 def register_embedders(register: Register) -> None:
-    """Register embedder factories: ``register("openai", OpenAIEmbedder, options=Options)``."""
+    """Register embedder factories, by path so they are imported on first build:
+    ``register("openai", "engram_openai.embedder:OpenAIEmbedder", options=OpenAIOptions)``."""
 
 
 @hookspec
