@@ -18,6 +18,7 @@ import nox
 nox.options.sessions = ["lint", "typecheck", "tests"]
 nox.options.default_venv_backend = "venv"
 
+
 def _distributions() -> ModuleType:
     """engram.distributions, the one table of this repository's distributions, loaded by path:
     nox runs without engram installed (the module uses the standard library only)."""
