@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import re
 import subprocess
 import sys
@@ -226,3 +227,40 @@ def test_examples_in_docs_are_the_files_verbatim(doc: Path) -> None:
     """A block marked ``<!-- example: path -->`` is that file of the repository, to the byte."""
     for path, body in EXAMPLE.findall(doc.read_text(encoding="utf-8")):
         assert body == (REPO / path).read_text(encoding="utf-8"), f"{doc.name}: {path} differs"
+
+
+# ``engram.NAME``, not a path's or a file's (``memory/engram.toml``, ``engram.exe``).
+DOTTED = re.compile(r"(?<![\w./-])engram\.(\w+)")
+FILE_TYPES = {"toml", "js", "sh", "exe", "json", "md", "log", "db", "sqlite", "yaml"}
+
+
+def dotted_names_missing(text: str) -> list[str]:
+    """``engram.NAME`` in a text where NAME is neither public nor a module of engram: a name the
+    docs or a message promise that the line no longer has."""
+    return sorted(
+        {
+            name
+            for name in DOTTED.findall(text)
+            if name not in engram._PUBLIC
+            and name not in FILE_TYPES
+            and name != "__version__"
+            and importlib.util.find_spec(f"engram.{name}") is None
+        }
+    )
+
+
+def test_the_dotted_check_catches_a_retired_name() -> None:
+    text = "call engram.Memory.open, see engram.stamps, or engram.retired_helper(x)"
+    assert dotted_names_missing(text) == ["retired_helper"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*DOCS, *sorted((REPO / "core" / "src" / "engram").rglob("*.py"))],
+    ids=lambda p: str(p.relative_to(REPO)),
+)
+def test_names_the_docs_and_messages_promise_are_public(path: Path) -> None:
+    """A name leaves the line with its mentions: docs and error messages that say
+    ``engram.NAME`` (a CHANGELOG line says where it went)."""
+    missing = dotted_names_missing(path.read_text(encoding="utf-8"))
+    assert missing == [], f"{path.relative_to(REPO)} names engram.{missing}, which engram lacks"

@@ -119,6 +119,7 @@ if TYPE_CHECKING:
     from engram.protocols import Store as Store
     from engram.protocols import StoreCapability as StoreCapability
     from engram.protocols import Summarises as Summarises
+    from engram.protocols import embedder_identity as embedder_identity
     from engram.registry import NoOptions as NoOptions
     from engram.registry import Register as Register
     from engram.stamps import Stamp as Stamp
@@ -180,6 +181,7 @@ _PUBLIC: dict[str, str] = {
     "Extractor": "engram.protocols:Extractor",
     "Searcher": "engram.protocols:Searcher",
     "StoreCapability": "engram.protocols:StoreCapability",
+    "embedder_identity": "engram.protocols:embedder_identity",
     "Closes": "engram.protocols:Closes",
     "Optimizes": "engram.protocols:Optimizes",
     "Diagnoses": "engram.protocols:Diagnoses",
@@ -308,7 +310,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(__all__)
+    return sorted(["__version__", *_PUBLIC])
 
 
 # Built from the table, so hidden from mypy: it reads a literal ``__all__`` only, and one it
