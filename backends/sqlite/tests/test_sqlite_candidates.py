@@ -23,6 +23,7 @@ from engram import (
     IndexIdentity,
     InputType,
     SearchConfig,
+    Searcher,
     SearchMode,
     StoreCapability,
     StoreError,
@@ -117,7 +118,7 @@ def test_candidates_rank_exactly_as_the_hit_lists(
     queries = [" ".join(rng.choice(WORDS, size=2).tolist()) + f" q{i}" for i in range(12)]
     embedder = TableEmbedder({q: rng.normal(size=DIM).tolist() for q in queries})
     searchers = build_registry(get_plugin_manager()).get("searcher", "default")
-    searcher = searchers.build(SearchConfig(min_score=0.0, limit=10, fusion=fusion))
+    searcher: Searcher = searchers.build(SearchConfig(min_score=0.0, limit=10, fusion=fusion))
     for query in queries:
         got = searcher.search(query, store, embedder, mode=mode, filter=flt).hits
         want = searcher.search(query, HitsOnly(store), embedder, mode=mode, filter=flt).hits  # type: ignore[arg-type]
