@@ -20,8 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from engram.filters import Eq
-from engram.models import Chunk, IndexIdentity
+from engram import Chunk, Eq, IndexIdentity
 from engram_chroma import ChromaOptions
 from engram_chroma.store import ChromaStore
 

@@ -19,7 +19,7 @@ import chromadb
 import httpx
 import pytest
 
-from engram.models import IndexIdentity
+from engram import IndexIdentity
 from engram_chroma import ChromaOptions
 from engram_chroma.connection import drop_collections, settings
 from engram_chroma.store import ChromaStore

@@ -13,14 +13,18 @@ import numpy as np
 import pluggy
 import pytest
 
-from engram.config import load_config
-from engram.default_plugins.hash_embedder import HashEmbedder, HashEmbedderOptions
-from engram.errors import DimensionMismatch, IdentityMismatch, StoreError
-from engram.hookspecs import hookimpl
-from engram.memory import Memory
-from engram.models import Chunk, IndexIdentity
-from engram.plugins import get_plugin_manager
-from engram.registry import Register
+from engram import (
+    Chunk,
+    DimensionMismatch,
+    IdentityMismatch,
+    IndexIdentity,
+    Memory,
+    Register,
+    StoreError,
+    hookimpl,
+    load_config,
+)
+from engram.testing.host import HashEmbedder, HashEmbedderOptions, get_plugin_manager
 from engram_chroma import ChromaOptions
 from engram_chroma.connection import settings
 from engram_chroma.store import ChromaStore

@@ -17,10 +17,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engram.default_plugins.memory_store import MemoryStore
-from engram.filters import Eq
-from engram.models import Chunk, IndexIdentity
-from engram.search import tokenize
+from engram import Chunk, Eq, IndexIdentity, MemoryStore, tokenize
 from engram.testing.data import WORDS
 from engram_chroma import changelog, records
 from engram_chroma.keyword import match_expression

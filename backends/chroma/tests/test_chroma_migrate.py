@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from engram.cli import main
-from engram.migrate import migrate
+from engram.testing.host import migrate, run_cli
 from engram.testing.migration import (
     CHUNKS,
     NOTES,
@@ -58,7 +57,7 @@ def test_cli_migrates_into_chroma_and_one_line_switches_to_it(
     monkeypatch.chdir(tmp_path)
 
     def run(*args: str) -> tuple[int, str, str]:
-        code = main(list(args))
+        code = run_cli(list(args))
         out, err = capsys.readouterr()
         return code, out, err
 

@@ -12,9 +12,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engram.errors import DimensionMismatch, InvalidVector
-from engram.filters import Eq, Filter, In, Not, Range
-from engram.models import Chunk, IndexIdentity
+from engram import (
+    Chunk,
+    DimensionMismatch,
+    Eq,
+    Filter,
+    In,
+    IndexIdentity,
+    InvalidVector,
+    Not,
+    Range,
+)
 from engram_chroma import vectors
 from engram_chroma.store import ChromaStore
 
@@ -41,7 +49,7 @@ def random_chunks(seed: int, n: int) -> list[Chunk]:
 
 
 def brute_force(chunks: list[Chunk], query: list[float], k: int, flt: Filter | None) -> list[float]:
-    from engram.filters import matches
+    from engram import matches
 
     q = np.asarray(query, dtype=np.float64)
     scores = []

@@ -15,9 +15,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engram.errors import FilterError
-from engram.filters import And, Contains, Eq, Filter, In, Ne, Not, Or, Range, matches
-from engram.models import Chunk, IndexIdentity
+from engram import (
+    And,
+    Chunk,
+    Contains,
+    Eq,
+    Filter,
+    FilterError,
+    In,
+    IndexIdentity,
+    Ne,
+    Not,
+    Or,
+    Range,
+    matches,
+)
 from engram_chroma import ChromaOptions
 from engram_chroma.connection import settings as chroma_settings
 from engram_chroma.store import ChromaStore

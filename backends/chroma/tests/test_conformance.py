@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engram.protocols import Store
+from engram import Store
 from engram.testing import OriginViewSuite, StoreSuite
 from engram_chroma import ChromaOptions
 from engram_chroma.store import ChromaStore

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engram.protocols import Store
+from engram import Store
 from engram.testing import StoreSuite
 from engram_lancedb import LanceDBOptions
 from engram_lancedb.store import LanceDBStore

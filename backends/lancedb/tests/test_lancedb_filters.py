@@ -13,9 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engram.errors import FilterError
-from engram.filters import And, Contains, Eq, Filter, In, Ne, Not, Or, Range, matches
-from engram.models import Chunk
+from engram import And, Chunk, Contains, Eq, Filter, FilterError, In, Ne, Not, Or, Range, matches
 from engram.testing.data import IDENTITY, unit_vector
 from engram_lancedb import LanceDBOptions
 from engram_lancedb.facts import INT64_MAX, INT64_MIN, float_key

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from engram.cli import main
-from engram.filters import Eq
-from engram.models import Chunk
+from engram import Chunk, Eq
 from engram.testing.data import IDENTITY, chunk
+from engram.testing.host import run_cli
 from engram_lancedb.recall import fill, measure_recall, random_units
 from engram_lancedb.store import LanceDBStore
 
@@ -174,12 +173,12 @@ def test_engram_optimize_runs_the_configured_lancedb_store(
     for i in range(5):
         (tmp_path / "notes" / f"n{i}.md").write_text(f"# Note {i}\n\nabout thing {i}\n")
     monkeypatch.chdir(tmp_path)
-    assert main(["index"]) == 0, capsys.readouterr().err
+    assert run_cli(["index"]) == 0, capsys.readouterr().err
     capsys.readouterr()
-    assert main(["optimize"]) == 0, capsys.readouterr().err
+    assert run_cli(["optimize"]) == 0, capsys.readouterr().err
     out = capsys.readouterr().out
     assert "optimized the LanceDB store at" in out and "engram_chunks: 5 rows" in out
-    assert main(["optimize", "--json"]) == 0
+    assert run_cli(["optimize", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["optimized"] is True
     assert payload["report"]["tables"]["engram_documents"]["rows"] == 5

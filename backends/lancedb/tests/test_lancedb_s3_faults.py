@@ -10,10 +10,8 @@ from typing import Any
 
 import pytest
 
-from engram.cli import main
-from engram.config import load_config
-from engram.errors import StoreError
-from engram.memory import Memory
+from engram import Memory, StoreError, load_config
+from engram.testing.host import run_cli
 from engram_lancedb import LanceDBOptions
 from engram_lancedb.store import LanceDBStore
 
@@ -111,10 +109,10 @@ def test_the_cli_reports_an_outage_in_one_line(
     (tmp_path / "engram.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     relay.cut()
-    assert main(["index"]) == 1
+    assert run_cli(["index"]) == 1
     err = capsys.readouterr().err
     assert f"the LanceDB store at {uri} could not be opened" in err
     assert "Traceback" not in err
     relay.restore()
-    assert main(["index"]) == 0
+    assert run_cli(["index"]) == 0
     assert f"{NOTES} new" in capsys.readouterr().out

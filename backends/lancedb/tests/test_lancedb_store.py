@@ -11,11 +11,16 @@ from pathlib import Path
 import lancedb
 import pytest
 
-from engram.config import load_config
-from engram.default_plugins.memory_store import MemoryStore
-from engram.errors import ConfigError, IdentityMismatch, StoreError
-from engram.memory import Memory
-from engram.models import Chunk, Document
+from engram import (
+    Chunk,
+    ConfigError,
+    Document,
+    IdentityMismatch,
+    Memory,
+    MemoryStore,
+    StoreError,
+    load_config,
+)
 from engram.testing.data import DIMENSION, IDENTITY, OTHER_IDENTITY, chunk, unit_vector
 from engram_lancedb import LanceDBOptions
 from engram_lancedb.store import LanceDBStore

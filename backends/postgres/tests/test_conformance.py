@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from engram.protocols import Store
+from engram import Store
 from engram.testing import OriginViewSuite, StoreSuite
 from engram_postgres import PostgresOptions
 from engram_postgres.store import PostgresStore

@@ -18,9 +18,7 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from engram import MissingKeyError, StoreError
-from engram.config import load_config
-from engram.memory import Memory
+from engram import Memory, MissingKeyError, StoreError, load_config
 from engram.testing.data import IDENTITY, chunk
 from engram_postgres import PostgresOptions
 from engram_postgres.store import PostgresStore

@@ -16,8 +16,16 @@ import numpy as np
 import psycopg
 import pytest
 
-from engram import Contains, DimensionMismatch, Eq, IdentityMismatch, In
-from engram.models import Chunk, Document, IndexIdentity
+from engram import (
+    Chunk,
+    Contains,
+    DimensionMismatch,
+    Document,
+    Eq,
+    IdentityMismatch,
+    In,
+    IndexIdentity,
+)
 from engram.testing.data import IDENTITY, chunk, unit_vector
 from engram_postgres import PostgresOptions
 from engram_postgres.schema import LATEST, lock_key

@@ -9,8 +9,8 @@ from typing import Any
 import pluggy
 import pytest
 
-from engram import hookspecs
-from engram.models import IndexIdentity
+from engram import IndexIdentity
+from engram.testing.host import bare_plugin_manager as engram_plugin_manager
 from engram_sqlite import SQLiteOptions, SQLiteStore
 from engram_sqlite import hookspecs as sqlite_hookspecs
 
@@ -20,8 +20,7 @@ MakeStore = Callable[..., SQLiteStore]
 
 def bare_plugin_manager(*plugins: object) -> pluggy.PluginManager:
     """A plugin manager with engram's and engram-sqlite's hookspecs and only the given plugins."""
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
-    pm.add_hookspecs(hookspecs)
+    pm = engram_plugin_manager()
     pm.add_hookspecs(sqlite_hookspecs)
     for plugin in plugins:
         pm.register(plugin)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.protocols import Store
+from engram import Store
 from engram.testing import StoreSuite
 from engram_sqlite import SQLiteOptions, SQLiteStore
 

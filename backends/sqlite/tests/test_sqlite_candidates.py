@@ -14,13 +14,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engram.config import SearchConfig
-from engram.errors import StoreError
-from engram.filters import Eq, Filter
-from engram.models import Chunk, Hit, IndexIdentity, InputType, SearchMode
-from engram.protocols import CandidateSearch, StoreCapability
-from engram.search import HybridSearcher
-from engram.search.fusion import weighted
+from engram import (
+    CandidateSearch,
+    Chunk,
+    Eq,
+    Filter,
+    Hit,
+    IndexIdentity,
+    InputType,
+    SearchConfig,
+    Searcher,
+    SearchMode,
+    StoreCapability,
+    StoreError,
+)
+from engram.testing.host import build_registry, get_plugin_manager, weighted
 from engram_sqlite import SQLiteStore
 
 DIM = 16
@@ -109,7 +117,8 @@ def test_candidates_rank_exactly_as_the_hit_lists(
     rng = np.random.default_rng(2)
     queries = [" ".join(rng.choice(WORDS, size=2).tolist()) + f" q{i}" for i in range(12)]
     embedder = TableEmbedder({q: rng.normal(size=DIM).tolist() for q in queries})
-    searcher = HybridSearcher(SearchConfig(min_score=0.0, limit=10, fusion=fusion))
+    searchers = build_registry(get_plugin_manager()).get("searcher", "default")
+    searcher: Searcher = searchers.build(SearchConfig(min_score=0.0, limit=10, fusion=fusion))
     for query in queries:
         got = searcher.search(query, store, embedder, mode=mode, filter=flt).hits
         want = searcher.search(query, HitsOnly(store), embedder, mode=mode, filter=flt).hits  # type: ignore[arg-type]

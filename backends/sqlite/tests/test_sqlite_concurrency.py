@@ -7,8 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from engram.errors import StoreError
-from engram.models import Chunk, IndexIdentity
+from engram import Chunk, IndexIdentity, StoreError
 from engram_sqlite import SQLiteStore
 
 IDENTITY = IndexIdentity(embedder="e", model="m", dimension=2, chunker="c")

@@ -13,11 +13,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engram.errors import DimensionMismatch, IdentityMismatch, InvalidVector, StoreError
-from engram.filters import Eq, In
-from engram.models import Chunk, Document, Hit, IndexIdentity
-from engram.protocols import Store
-from engram.stamps import bulk_stamp, selected
+from engram import (
+    Chunk,
+    DimensionMismatch,
+    Document,
+    Eq,
+    Hit,
+    IdentityMismatch,
+    In,
+    IndexIdentity,
+    InvalidVector,
+    Store,
+    StoreError,
+    bulk_stamp,
+)
 from engram_sqlite import SQLiteOptions, SQLiteStore
 from engram_sqlite.migrations import LATEST
 
@@ -449,6 +458,15 @@ def test_deletes_leave_nothing_behind_in_any_index(store: SQLiteStore) -> None:
     assert leftovers()[:2] == (3, 3)
     store.delete([c.id for b in store.iter_chunks() for c in b])
     assert leftovers() == (0, 0, 0)
+
+
+def selected(document: Document, sources: list[str], roots: list[str]) -> bool:
+    """The record is of one of ``sources`` with its ``path`` one of ``roots`` or under one, as
+    ``ReadsStamps.document_stamps`` chooses."""
+    path, source = document.metadata.get("path"), document.metadata.get("source")
+    if source not in sources or not isinstance(path, str):
+        return False
+    return any(path == root or path.startswith(root + "/") for root in roots)
 
 
 def test_stamps_of_many_roots_need_no_bound_variable_a_root(store: SQLiteStore) -> None:

@@ -13,10 +13,8 @@ import pytest
 from pydantic import ValidationError
 
 import engram_sqlite
-from engram import hookspecs
-from engram.errors import StoreError
-from engram.hookspecs import hookimpl
-from engram.plugins import build_registry, get_plugin_manager
+from engram import StoreError, hookimpl
+from engram.testing.host import bare_plugin_manager, build_registry, get_plugin_manager
 from engram_sqlite import SQLiteOptions, SQLiteStore, diagnose
 from engram_sqlite import hookspecs as sqlite_hookspecs
 
@@ -25,12 +23,7 @@ STDLIB_CAN_LOAD = hasattr(sqlite3.Connection, "enable_load_extension")
 
 def plugin_manager(*plugins: object) -> pluggy.PluginManager:
     """A manager as engram builds one (core's hookspecs, then plugins), with only ``plugins``."""
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
-    pm.add_hookspecs(hookspecs)
-    pm.hook.register_hookspecs.call_historic(kwargs={"register": pm.add_hookspecs})
-    for plugin in plugins:
-        pm.register(plugin)
-    return pm
+    return bare_plugin_manager(*plugins)
 
 
 def test_diagnose_reports_driver_versions_and_fts5() -> None:
@@ -179,7 +172,6 @@ def shout(store: SQLiteStore) -> tuple[str]:
 
 
 def test_prepare_connection_is_declared_by_engram_sqlite_not_core(tmp_path: Path) -> None:
-    assert not hasattr(hookspecs, "prepare_connection")
     loaded = get_plugin_manager()
     assert loaded.hook.prepare_connection.spec is not None
     assert loaded.hook.prepare_connection.spec.namespace is sqlite_hookspecs

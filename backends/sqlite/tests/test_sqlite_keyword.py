@@ -12,8 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engram.filters import Eq
-from engram.models import Chunk
+from engram import Chunk, Eq
 from engram_sqlite import SQLiteOptions, SQLiteStore
 from engram_sqlite.fts import MAX_QUERY_TERMS, MAX_REPEATS, TOKENIZER, match_expression
 from engram_sqlite.unicode61 import SEPARATOR_RANGES

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engram.models import Chunk, Document, IndexIdentity
-from engram.plugins import get_plugin_manager
+from engram import Chunk, Document, IndexIdentity
+from engram.testing.host import get_plugin_manager
 from engram_sqlite import SQLiteOptions, SQLiteStore
 from engram_sqlite.driver import load_vec, select
 from engram_sqlite.fts import index_text
@@ -209,7 +209,7 @@ _WORKER = textwrap.dedent(
     import numpy as np
     from engram.models import Chunk, Document, IndexIdentity
     from engram_sqlite import SQLiteOptions, SQLiteStore
-    from engram.plugins import get_plugin_manager
+    from engram.testing.host import get_plugin_manager
 
     path, dim = sys.argv[1], int(sys.argv[2])
     store = SQLiteStore(SQLiteOptions(path=path), plugin_manager=get_plugin_manager())

@@ -9,7 +9,7 @@ import sqlite3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engram.models import Chunk, Document
+from engram import Chunk, Document
 from engram_sqlite import SQLiteStore
 
 WORDS = ("apple", "banana", "cherry", "damson", "elder", "fig", "grape", "hazel")

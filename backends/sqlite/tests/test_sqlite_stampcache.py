@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engram.models import Document
+from engram import Document
 from engram_sqlite import SQLiteOptions, SQLiteStore
 from engram_sqlite.driver import select
 from engram_sqlite.records import stamps_statement, to_stamps

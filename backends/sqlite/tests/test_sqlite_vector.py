@@ -11,8 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engram.filters import Eq, Filter, In, Not, matches
-from engram.models import Chunk, Hit, IndexIdentity
+from engram import Chunk, Eq, Filter, Hit, In, IndexIdentity, Not, matches
 from engram_sqlite import SQLiteOptions, SQLiteStore
 
 TOL = 1e-5

@@ -16,7 +16,6 @@ from engram import prune as pruning
 from engram import recall as recalling
 from engram.access import AccessCounter
 from engram.cache import CachedEmbedder, EmbeddingCache
-from engram.chunking import Chunker
 from engram.closing import ClosingStore
 from engram.collections import Collection
 from engram.config import EngramConfig, load_config
@@ -34,7 +33,6 @@ from engram.lifecycle import restore as restoring
 from engram.models import (
     Document,
     Excerpt,
-    IndexIdentity,
     MemoryInfo,
     MemoryType,
     Message,
@@ -156,20 +154,12 @@ class Memory(ClosingStore):
 
     # -- the writer's parts, for callers that knew them here -----------------------------------
     @property
-    def chunker(self) -> Chunker:
-        return self.writer.chunker
-
-    @property
     def folders(self) -> list[MemoryFolder]:
         return self.writer.folders
 
     @property
     def access(self) -> AccessCounter:
         return self.writer.access
-
-    @property
-    def identity(self) -> IndexIdentity:
-        return self.writer.identity
 
     def check_identity(self, *, writing: bool) -> None:
         """Refuse to mix vectors of two embedders; record the identity on a store's first write."""

@@ -14,7 +14,7 @@ import pytest
 from threadpoolctl import threadpool_info  # type: ignore[import-untyped]
 
 from engram import ConfigError, load_config, plugin_options
-from engram.plugins import build_registry, get_plugin_manager
+from engram.testing.host import build_registry, get_plugin_manager
 from engram_local import LocalOptions
 from engram_local.embedder import LocalEmbedder
 

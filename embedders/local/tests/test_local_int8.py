@@ -14,11 +14,9 @@ import onnxruntime
 import pytest
 from safetensors.numpy import load_file
 
-from engram import EmbedderError
-from engram.config import EngramConfig
-from engram.parts import build_part
-from engram.plugins import build_registry, get_plugin_manager
+from engram import EmbedderError, EngramConfig
 from engram.testing import EmbedderSuite
+from engram.testing.host import build_part, build_registry, get_plugin_manager
 from engram_local import LocalOptions
 from engram_local.batching import pad
 from engram_local.embedder import LocalEmbedder

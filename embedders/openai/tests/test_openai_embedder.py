@@ -20,8 +20,8 @@ from engram import (
     plugin_options,
     token_bound,
 )
-from engram.plugins import build_registry, get_plugin_manager
 from engram.testing.data import cosine
+from engram.testing.host import build_registry, get_plugin_manager
 from engram_openai import OpenAIOptions
 from engram_openai.embedder import OpenAIEmbedder
 from fake_apis import (

@@ -13,8 +13,8 @@ from voyageai import error as voyage_error
 from voyageai.client import Client
 
 from engram import EmbedderError, MissingKeyError, UsageLedger
-from engram.plugins import build_registry, get_plugin_manager
 from engram.testing.data import cosine
+from engram.testing.host import build_registry, get_plugin_manager
 from engram_voyage import VoyageOptions
 from engram_voyage.embedder import VoyageEmbedder
 from fake_apis import (

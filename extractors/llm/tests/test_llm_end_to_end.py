@@ -9,12 +9,17 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import yaml
 from fake_model import KEY
 from native_wires import ANTHROPIC_KEY, GOOGLE_KEY, NativeApi
 
-from engram.memory_files import memory_files, render
 from fake_apis import FakeChat, Reply
 from support import cli, cli_json
+
+
+def memory_files(folder: Path) -> list[Path]:
+    """The memory files of ``folder``, its hidden folders left out."""
+    return sorted(p for p in folder.rglob("*.md") if p.relative_to(folder).parts[0][0] != ".")
 
 
 @pytest.fixture
@@ -126,7 +131,8 @@ def test_old_session_summaries_are_condensed_into_a_learned_pattern(
             "created_at": (start + timedelta(days=day)).isoformat(),
         }
         body = f"Session {day}: fixed flaky tests by seeding the random generator. Then lunch."
-        (folder / f"session-{day}.md").write_text(render(meta, f"Session {day}", body))
+        front = yaml.safe_dump(meta, sort_keys=False)
+        (folder / f"session-{day}.md").write_text(f"---\n{front}---\n# Session {day}\n\n{body}\n")
     cli_json(capsys, "index")
     report = cli_json(capsys, "age")
     assert sorted(Path(p).stem for p in report["condensed"]) == ["session-0", "session-1"]

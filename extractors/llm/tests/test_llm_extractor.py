@@ -21,7 +21,7 @@ from engram import (
     UsageLedger,
 )
 from engram import JudgeCandidate as Candidate
-from engram.plugins import build_registry, get_plugin_manager
+from engram.testing.host import build_registry, get_plugin_manager
 from engram_llm import LLMOptions
 from engram_llm.chat import parse_json
 from engram_llm.extractor import LLMExtractor
