@@ -18,13 +18,14 @@ from engram.config import load_config
 from engram.dashboard.app import build_app
 from engram.dashboard.data import DashboardData
 from engram.memory import Memory
+from engram.models import MemoryType
 from engram.tools import Toolbox
 from engram_langchain import EngramMemoryRetriever as LangChainRetriever
 from engram_llamaindex import EngramMemoryRetriever as LlamaIndexRetriever
 from support import cli_json, write_vault
 
 K = 5
-MEMORIES = [
+MEMORIES: list[tuple[str, MemoryType]] = [
     ("The user prefers tabs over spaces in Python code.", "preference"),
     ("The user likes short commit messages in the imperative.", "preference"),
     ("The user wants answers in British English.", "preference"),
