@@ -180,7 +180,7 @@ def test_vectors_before_an_identity_are_refused_and_nothing_is_written(
     [
         ([1.0, 2.0, 3.0], DimensionMismatch, "3 dimensions"),
         ([1.0], DimensionMismatch, "1 dimensions"),
-        ([], InvalidVector, "empty vector"),
+        ([], InvalidVector, "is empty"),
         ([1.0, math.nan], InvalidVector, "position 1"),
         ([math.inf, 0.0], InvalidVector, "position 0"),
         ([0.0, -math.inf], InvalidVector, "NaN or infinite"),

@@ -46,6 +46,7 @@ from engram.plugins import build_registry, get_plugin_manager
 from engram.protocols import Closes, Embedder, Extractor, Searcher, Store
 from engram.registry import Registry
 from engram.scopes import MemoryFolder, Scope
+from engram.search import entry as search_entry
 from engram.search.policy import MemorySearch
 from engram.sources import FileLabels
 from engram.writer import Writer
@@ -423,18 +424,21 @@ class Memory(ClosingStore):
         recency_weight: float | None = None,
         count_access: bool = True,
         per_document: bool | None = None,
+        type: MemoryType | None = None,
     ) -> SearchResult:
-        """Rank chunks for ``query``. Superseded and archived memories are left out unless
-        ``include_superseded``; ``recency_weight`` (default ``[search] recency_weight``) blends
-        in how new a hit is; ``per_document`` (default ``[search] per_document``) keeps each
-        document's best chunk only, so ``limit`` counts documents. Memory hits count as accesses
-        (``engram prune`` reads them) unless ``count_access`` is False (recall counts only what
-        its block holds)."""
-        result = self.searching(
+        """Rank chunks for ``query`` (``engram.search.entry``: a query naming a memory type, or
+        ``type``, gets that type's memories first; ``type`` keeps only them). History is left
+        out unless ``include_superseded``; ``recency_weight`` (default ``[search]``) blends in
+        how new a hit is; ``per_document`` keeps each document's best chunk, so ``limit``
+        counts documents. Memory hits count as accesses (``engram prune`` reads them) unless
+        ``count_access`` is False (recall counts only what its block holds)."""
+        result = search_entry.search(
+            self.searching,
             query,
             mode=mode,
             limit=limit,
             filter=filter,
+            memory_type=type,
             include_superseded=include_superseded,
             recency_weight=recency_weight,
             per_document=per_document,

@@ -23,6 +23,7 @@ from engram.memories import list_memories
 from engram.memory_types import PINNED_TYPES  # what a session opens with, newest first
 from engram.models import MemoryInfo, Metadata
 from engram.redact import strip_private
+from engram.search import entry as search_entry
 from engram.search.policy import MemorySearch
 from engram.sources import SEARCHABLE, source_filter
 from engram.tokens import Tokenizer, default_tokenizer
@@ -119,7 +120,7 @@ def _search(
 ) -> list[RecallItem]:
     flt = source_filter(source) if source else None
     # Accesses are counted for what the block holds, not for every candidate.
-    result = search(query, limit=writer.config.recall.candidates, filter=flt)
+    result = search_entry.search(search, query, limit=writer.config.recall.candidates, filter=flt)
     items = []
     created = created_at_of(h.chunk.metadata for h in result.hits)
     for hit in result.hits:

@@ -30,12 +30,21 @@ __all__ = [
 
 
 def check_identity(
-    current: IndexIdentity | None, wanted: object, *, holder: str = "this store", fix: str = ""
+    current: IndexIdentity | None,
+    wanted: object,
+    *,
+    holder: str = "this store",
+    fix: str = "",
+    vectors_only: bool = False,
 ) -> bool:
     """Whether ``wanted`` must be recorded (True when nothing is yet). ``StoreError`` if it is no
     ``IndexIdentity``; ``DimensionMismatch`` (vector length differs) or ``IdentityMismatch``
-    (embedder, model or chunker differ) if another one is recorded. ``fix`` adds a store's own
-    way out to the message."""
+    (embedder, model or chunker differ) if another one is recorded. ``vectors_only`` compares
+    what the vectors were made with (embedder, model, dimension): a search may read an index
+    another chunker cut, a write may not. ``fix`` adds a store's own way out to the message.
+
+    The one identity check: stores recording an identity, the memory's writes and reads, and
+    the searcher's query all refuse a mismatch here, with this one message."""
     if not isinstance(wanted, IndexIdentity):
         raise StoreError(
             f"set_identity expects an IndexIdentity, got {type(wanted).__name__}; "
@@ -43,7 +52,7 @@ def check_identity(
         )
     if current is None:
         return True
-    if current == wanted:
+    if current == wanted or (vectors_only and _vectors(current) == _vectors(wanted)):
         return False
     error = DimensionMismatch if current.dimension != wanted.dimension else IdentityMismatch
     raise error(
@@ -51,6 +60,10 @@ def check_identity(
         f"run `engram rebuild` to re-index everything with the new settings, or switch back to "
         f"embedder {current.embedder}/{current.model} with chunker {current.chunker}{fix}"
     )
+
+
+def _vectors(identity: IndexIdentity) -> tuple[str, str, int]:
+    return identity.embedder, identity.model, identity.dimension
 
 
 def check_dimension(size: int, identity: IndexIdentity, what: str) -> None:

@@ -1,7 +1,7 @@
 """The ``memory_search`` agent tool: hybrid search with type, scope, tag, date and source
-filters, typed hits first when a type is asked for (kept apart from ``engram.tools`` so that
-module stays small; ``tools.TOOLS`` lists it). Every filter is a typed ``engram.filters`` object:
-no user text is ever spliced into a query."""
+filters, typed hits first when a type is asked for (``Memory.search``, the one search entry;
+kept apart from ``engram.tools`` so that module stays small; ``tools.TOOLS`` lists it). Every
+filter is a typed ``engram.filters`` object: no user text is ever spliced into a query."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from engram.lifecycle.conflicts import created_at_of, note, older_conflicts
 from engram.memory import Memory
 from engram.models import MemoryType
 from engram.scopes import Scope
-from engram.search.types import asked_type, typed_hits, with_typed
 from engram.sources import source_filter
 
 SNIPPET_CHARS = 1500
@@ -63,6 +62,8 @@ class MemorySearchInput(_Input):
 
 
 class SearchHit(BaseModel):
+    # The chunk's id: the same hit under the same id in every face (CLI --json, dashboard).
+    id: str = ""
     path: str
     start_line: int | None = None
     end_line: int | None = None
@@ -91,8 +92,6 @@ def search(memory: Memory, args: MemorySearchInput) -> SearchOutput:
     parts: list[Filter] = []
     if args.source != "all":
         parts.append(source_filter(args.source))
-    if args.type:
-        parts.append(Eq(field="type", value=args.type))
     narrow = _narrowing(args)
     if narrow is not None:
         parts.append(narrow)
@@ -103,11 +102,8 @@ def search(memory: Memory, args: MemorySearchInput) -> SearchOutput:
         filter=flt,
         include_superseded=args.include_superseded,
         per_document=args.per_document,
+        type=args.type,
     )
-    wanted = args.type or asked_type(args.query)
-    if wanted and args.source != "sessions":
-        typed = typed_hits(memory.store, memory.embedder, wanted, args.query, args.limit, narrow)
-        result = with_typed(result, typed, args.limit)
     hits = []
     created = created_at_of(h.chunk.metadata for h in result.hits)
     for hit in result.hits:
@@ -115,6 +111,7 @@ def search(memory: Memory, args: MemorySearchInput) -> SearchOutput:
         text = hit.chunk.text.strip()
         hits.append(
             SearchHit(
+                id=hit.chunk.id,
                 path=hit.chunk.document_id,
                 start_line=_int(meta.get("start_line")),
                 end_line=_int(meta.get("end_line")),

@@ -17,11 +17,12 @@ from engram import damage_mark
 from engram.access import AccessCounter
 from engram.chunking import make_chunker
 from engram.config import EngramConfig
-from engram.errors import ConfigError, IdentityMismatch
+from engram.errors import ConfigError
 from engram.memory_chunks import MakeChunks, scoped_chunks
 from engram.models import IndexIdentity
 from engram.protocols import Embedder, Extractor, Store, embedder_identity
 from engram.scopes import MemoryFolder, memory_folders
+from engram.storekit import check_identity
 
 log = logging.getLogger(__name__)
 
@@ -68,28 +69,15 @@ class Writer:
         return embedder_identity(self.embedder, self.config.chunking.describe())
 
     def check_identity(self, *, writing: bool) -> None:
-        """Refuse to mix vectors of two embedders; record the identity on a store's first write.
-        A write to a store just called damaged is refused with the same words (``damage_mark``)."""
+        """Refuse to mix vectors of two embedders (``storekit.check_identity``: a read only
+        needs the same vectors, a write the same chunker too); record the identity on a store's
+        first write. A write to a store just called damaged is refused (``damage_mark``)."""
         if writing:
             damage_mark.refuse_writes(self.config)
         wanted = self.identity
-        current = self.store.get_identity()
-        if current is None:
-            if writing:
-                self.store.set_identity(wanted)
-            return
-        same_vectors = (current.embedder, current.model, current.dimension) == (
-            wanted.embedder,
-            wanted.model,
-            wanted.dimension,
-        )
-        if current == wanted or (same_vectors and not writing):
-            return
-        raise IdentityMismatch(
-            f"the store was built with {current.describe()} but the config asks for "
-            f"{wanted.describe()}; run `engram rebuild` to re-index with the new settings, "
-            f"or set the embedder/chunking back to what the store was built with"
-        )
+        unset = check_identity(self.store.get_identity(), wanted, vectors_only=not writing)
+        if unset and writing:
+            self.store.set_identity(wanted)
 
     # -- the extractor -------------------------------------------------------------------------
     @property

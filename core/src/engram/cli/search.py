@@ -10,10 +10,9 @@ from rich.table import Table
 
 from engram.cli.common import console, open_memory, print_labelled
 from engram.errors import ConfigError
-from engram.filters import And, Eq, Filter, parse_filter
+from engram.filters import Filter, parse_filter
 from engram.lifecycle.conflicts import conflict_note, created_at_of
 from engram.models import MemoryType, SearchMode, SearchResult
-from engram.search.types import asked_type, typed_hits, with_typed
 from engram.snippets import snippet
 
 SNIPPET_CHARS = 160
@@ -76,11 +75,10 @@ def search_command(
 ) -> None:
     """Search the memory (hybrid keyword + vector by default). Superseded memories are left out
     unless --include-superseded."""
-    flt: Filter | None = Eq(field="type", value=memory_type) if memory_type else None
+    flt: Filter | None = None
     if filter_json:
         try:
-            parsed = parse_filter(json.loads(filter_json))
-            flt = parsed if flt is None else And(filters=[flt, parsed])
+            flt = parse_filter(json.loads(filter_json))
         except json.JSONDecodeError as exc:
             raise ConfigError(
                 f"--filter is not valid JSON ({exc.msg}); quote it in single quotes"
@@ -94,12 +92,8 @@ def search_command(
             include_superseded=include_superseded,
             recency_weight=recency,
             per_document=per_document,
+            type=memory_type,
         )
-        wanted = memory_type or asked_type(query)
-        if wanted:
-            size = limit or memory.config.search.limit
-            typed = typed_hits(memory.store, memory.embedder, wanted, query, size)
-            result = with_typed(result, typed, size)
     if as_json:
         console.print_json(json.dumps(_as_json(result)))
         return

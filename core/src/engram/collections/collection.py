@@ -27,6 +27,7 @@ from engram.ingest.vault import VaultFile
 from engram.memory_files import replace_file
 from engram.models import Hit, SearchMode
 from engram.redact import strip_private
+from engram.search import entry as search_entry
 from engram.search.policy import MAX_POOL, MemorySearch, pools
 from engram.writer import Writer
 
@@ -150,13 +151,15 @@ class Collection:
                 mode = "keyword"
             else:
                 return self.search_by_vector(vector, k=k, filter=filter)
-        result = self._search(
+        result = search_entry.search(
+            self._search,
             query,
             mode=mode,
             limit=k,
             filter=self._scoped(filter),
             per_document=True,
             recency_weight=0.0,
+            typed=False,  # the caller's metadata keys are its own: no memory types here
         )
         if result.degraded:
             log.warning("%s searched by keyword only: %s", self.name, "; ".join(result.warnings))

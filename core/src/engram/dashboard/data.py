@@ -75,7 +75,8 @@ class DashboardData:
         }
 
     def search(self, query: str, limit: int = 10) -> dict[str, Any]:
-        """engram's search, as ``engram search`` runs it (memory history left out)."""
+        """engram's search, as ``engram search`` runs it (``Memory.search``, the one entry:
+        memory history left out, a type the query names first)."""
         result = self.keeper.run(lambda m: m.search(query, limit=limit, count_access=False))
         hits = []
         for hit in result.hits:
@@ -89,6 +90,7 @@ class DashboardData:
             ref = _memory_ref(meta) if "memory_scope" in meta else None
             hits.append(
                 {
+                    "id": hit.chunk.id,  # the chunk's, as `engram search --json` names it
                     "path": path,
                     "title": str(meta.get("title", "")),
                     "type": meta.get("type"),

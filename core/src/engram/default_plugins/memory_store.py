@@ -27,13 +27,13 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
 from engram.closing import ClosingStore
-from engram.errors import InvalidVector, StoreError
+from engram.errors import StoreError
 from engram.filters import Filter, matches
 from engram.hookspecs import hookimpl
 from engram.models import Chunk, Document, Hit, IndexIdentity
 from engram.protocols import StoreCapability
 from engram.registry import Register
-from engram.storekit import check_dimension, check_identity
+from engram.storekit import check_finite, check_identity, check_vector
 from engram.words import tokenize
 
 K1 = 1.2
@@ -99,28 +99,16 @@ class MemoryStore(ClosingStore):
         return stored, self._unit(stored.vector, f"chunk {chunk.id!r}")
 
     def _unit(self, vector: Sequence[float], what: str) -> Vector:
-        """Validate a vector against the identity and scale it to length 1 (zero stays zero)."""
-        if len(vector) == 0:
-            raise InvalidVector(f"{what} has an empty vector; embed its text, or pass vector=None")
+        """Validate a vector against the identity (``storekit.check_vector``: the checks and
+        words of every store) and scale it to length 1 (zero stays zero)."""
         identity = self._identity
         if identity is None:
+            check_finite(vector, what)
             raise StoreError(
                 f"{what} has a vector but the store has no index identity yet; call "
                 f"store.set_identity(embedder_identity(embedder, chunker)) before adding vectors"
             )
-        check_dimension(len(vector), identity, what)
-        try:
-            array = np.asarray(vector, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise InvalidVector(f"{what} has a vector that is not a list of numbers") from None
-        finite = np.isfinite(array)
-        if not finite.all():
-            position = int(np.argmin(finite))
-            raise InvalidVector(
-                f"{what} has a NaN or infinite value at position {position}; "
-                f"re-embed its text (the embedder returned a broken vector)"
-            )
-        return _normalise(array)
+        return _normalise(check_vector(vector, identity, what))
 
     def _add(self, chunk: Chunk, unit: Vector | None) -> None:
         self._chunks[chunk.id] = chunk
@@ -238,7 +226,7 @@ class MemoryStore(ClosingStore):
         _check_k(k)
         with self._lock:
             if self._identity is None:
-                _check_finite(vector)
+                check_finite(vector, "the query vector")
                 return []
             query = self._unit(vector, "the query")
             if k == 0:
@@ -323,13 +311,6 @@ def _normalise(array: Vector) -> Vector:
 def _check_k(k: int) -> None:
     if k < 0:
         raise StoreError(f"k must be 0 or more, got {k}")
-
-
-def _check_finite(vector: Sequence[float]) -> None:
-    if len(vector) == 0:
-        raise InvalidVector("the query has an empty vector; embed the query text first")
-    if not all(math.isfinite(float(x)) for x in vector):
-        raise InvalidVector("the query vector holds NaN or infinite values; embed the query again")
 
 
 def _batches(chunks: list[Chunk], size: int) -> Iterator[list[Chunk]]:

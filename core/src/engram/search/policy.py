@@ -1,5 +1,6 @@
-"""How an open memory is searched, whoever asks: the façade, recall and collections all rank
-through ``MemorySearch``, so history, recency and one-hit-per-document mean the same everywhere.
+"""How an open memory is searched, whoever asks: every face ranks through ``MemorySearch``
+(by way of ``engram.search.entry``), so history, recency and one-hit-per-document mean the same
+everywhere.
 
 On top of the configured searcher it adds: memory history (superseded or archived) left out
 unless asked for, a larger pool when recency re-ranks (a newer hit below the cut can rise into
@@ -22,8 +23,8 @@ from engram.redact import strip_private
 from engram.search.fusion import apply_recency, best_per_document
 from engram.unicode_text import require_unicode
 
-# Search results that are memory history (superseded or archived) unless asked for.
-LIVE_ONLY = Ne(field="live", value=False)
+# What is not memory history (superseded or archived): the one live filter of every search.
+LIVE = Ne(field="live", value=False)
 # The most chunks one search asks for (recency re-ranking, per-document widening).
 MAX_POOL = 1000
 
@@ -113,11 +114,11 @@ class MemorySearch:
             return run(filter)
         can_filter = "filter" in self.store.capabilities
         if filter is not None and can_filter:
-            return run(And(filters=[filter, LIVE_ONLY]))
+            return run(And(filters=[filter, LIVE]))
         result = run(filter)
-        live = [h for h in result.hits if matches(LIVE_ONLY, h.chunk.metadata)]
+        live = [h for h in result.hits if matches(LIVE, h.chunk.metadata)]
         if len(live) == len(result.hits):
             return result
         if can_filter:
-            return run(LIVE_ONLY)
+            return run(LIVE)
         return result.model_copy(update={"hits": live})

@@ -12,14 +12,14 @@ from engram.errors import (
     EmbedderError,
     EmptyQuery,
     EngramError,
-    IdentityMismatch,
 )
 from engram.filters import Filter
-from engram.models import Hit, SearchMode, SearchResult
+from engram.models import Hit, IndexIdentity, SearchMode, SearchResult
 from engram.protocols import CandidateSearch, Embedder, Store
 from engram.search.candidates import both_halves, candidate_search
 from engram.search.fusion import normalize_keyword, rrf, single, weighted
 from engram.search.ranked import Fused
+from engram.storekit import check_identity
 from engram.words import tokenize
 
 SearcherOptions = SearchConfig
@@ -225,17 +225,19 @@ def _describe(embedder: Embedder) -> str:
 
 
 def _check_identity(store: Store, embedder: Embedder) -> None:
-    """A query embedded by another model than the stored vectors would rank noise: refuse."""
+    """A query embedded by another model than the stored vectors would rank noise: refuse
+    (``storekit.check_identity``, the same check and words as every store and write)."""
     identity = store.get_identity()
     if identity is None:
         return
-    theirs = (identity.embedder, identity.model, identity.dimension)
-    if theirs != (embedder.name, embedder.model, embedder.dimension):
-        raise IdentityMismatch(
-            f"the index was built with {identity.describe()} but the configured embedder is "
-            f"{_describe(embedder)} ({embedder.dimension} dims); configure the embedder the index "
-            f"was built with, or re-embed with `engram rebuild`"
-        )
+    # Built unvalidated: a broken embedder's odd dimension is reported, not a pydantic error.
+    asked = IndexIdentity.model_construct(
+        embedder=embedder.name,
+        model=embedder.model,
+        dimension=embedder.dimension,
+        chunker=identity.chunker,
+    )
+    check_identity(identity, asked, vectors_only=True)
 
 
 def _embed_query(query: str, embedder: Embedder) -> list[float]:

@@ -1,20 +1,21 @@
 """Type-aware retrieval: "what are my preferences" asks for a kind of memory, not for words
 that the memories contain; similarity to such a question is low and falls under the search's
 ``min_score``, so plain search finds none. A query that names one memory type (or a type the
-caller gives) also gets that type's live memories, nearest first, ahead of the other hits."""
+caller gives) also gets that type's live memories, nearest first, ahead of the other hits
+(``engram.search.entry`` does that for every face)."""
 
 from __future__ import annotations
 
 import re
 
 from engram.errors import EngramError
-from engram.filters import And, Eq, Filter, Ne, matches
+from engram.filters import And, Eq, Filter, matches
 from engram.memory_types import TYPE_WORDS  # words naming a type: few, unambiguous
 from engram.models import Hit, SearchResult
 from engram.protocols import Embedder, Store
+from engram.search.policy import LIVE
 
 _WORD = re.compile(r"[a-z]+")
-LIVE = Ne(field="live", value=False)
 
 # More words that name a type in a question, so that every type can be listed: "list all my
 # error solutions", "show all config", "what did we decide", "what progress", "my facts".
