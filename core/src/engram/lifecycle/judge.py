@@ -315,7 +315,18 @@ def _a_name(value: str, text: str) -> bool:
     "value" is a statement of its own."""
     bare = re.sub(r"^(?:the|a|an) ", "", value)
     at = text.casefold().find(bare)
-    return at >= 0 and text[at : at + 1].isupper()
+    if at < 0:
+        return False
+    words = re.findall(r"[^\W_][\w'.-]*", text[at : at + len(bare)])
+    # Every word a capital but the small words inside a name ("Governor of New York").
+    return bool(words) and all(
+        w[0].isupper() or w[0].isdigit() or w in _NAME_JOINERS for w in words
+    )
+
+
+_NAME_JOINERS = frozenset(
+    ["of", "the", "and", "for", "to", "in", "on", "de", "da", "del", "von", "van", "la", "le"]
+)
 
 
 def _only_value_differs(new_text: str, old_text: str, new_value: str, old_value: str) -> bool:

@@ -399,14 +399,19 @@ def _attribute_value(rest: list[str]) -> tuple[str | None, str | None]:
     return " ".join(parts), value
 
 
+# Nouns that name a role or rank, whatever follows their "of": "holds the position of sheriff".
+_ROLE_NOUNS = frozenset(["position", "role", "title", "job", "post", "office", "rank", "status"])
+
+
 def _title_of(words: list[str]) -> tuple[list[str], str] | None:
     """(["position", "of"], "governor of new york") for "the position of Governor of New York":
-    one or two lowercase nouns, "of", then a name."""
+    one or two lowercase nouns, "of", then a name (or anything, after a role noun)."""
     body = _strip_determiners(words)
     for n in (1, 2):
-        if len(body) > n + 1 and body[n].lower() == "of" and body[n + 1][:1].isupper():
+        if len(body) > n + 1 and body[n].lower() == "of":
             nouns = body[:n]
-            if all(w.islower() and w.isalpha() for w in nouns):
+            named = body[n + 1][:1].isupper() or nouns[0] in _ROLE_NOUNS
+            if named and all(w.islower() and w.isalpha() for w in nouns):
                 return [*nouns, "of"], _value(body[n + 1 :]) or ""
     return None
 
