@@ -17,8 +17,14 @@ Named rules, in the order they apply (each with an example):
   first word included ("Deborah visited her mother's house" → deborah);
 - ``possessive``: "Jolene's mother is a nurse" → jolene, attribute "mother be";
 - ``of``: "The capital of France is Paris" → france, attribute "capital";
+- ``role``: "Paris is the capital of France" and "Ruud Brood is the head coach of NAC Breda" are
+  the named owner's facts (france, capital, paris), and a role with "the" is held by one at a
+  time (``Slots.unique``), unless it is kin, a friend or a member ("the daughter of Anna");
+- ``names``: initials and titles end no sentence ("Pedro J. Ramírez"), a name may use any
+  alphabet ("Śląsk Wrocław"), a capitalised "AS" is part of a name, not a particle;
 - ``verb``: the attribute is the verb (as a stem) and its particles, the value what follows
-  ("We deploy on Tuesdays" → deploy on, tuesdays);
+  ("We deploy on Tuesdays" → deploy on, tuesdays); a title after a verb is the value ("holds
+  the position of Governor of New York" → hold position of, governor of new york);
 - ``alias``: a verb of change names the attribute it changes ("moved to" → "live in",
   "switched to" → "use") and marks the change.
 
