@@ -59,13 +59,13 @@ RULES = LifecycleConfig()
             "mainz",
             "head of government",
             "jens beutel",
-        ),  # fmt: skip
+        ),
         (
             "Ana Obi is the chair of Embassy of Ukraine, Ottawa.",
             "embassy of ukraine ottawa",
             "chair",
             "ana obi",
-        ),  # fmt: skip
+        ),
         # ... not for kin or a thing without a name
         ("Deborah is the daughter of Anna.", "deborah", "be daughter of", "anna"),
         ("Alice is the owner of the bakery.", "alice", "be owner of", "the bakery"),
@@ -75,7 +75,7 @@ RULES = LifecycleConfig()
             "andrew cuomo",
             "hold position of",
             "governor of new york",
-        ),  # fmt: skip
+        ),
         # names: initials and titles end no sentence, any alphabet, a capitalised "AS" is no
         # particle
         ("Pedro J. Ramírez works for El Mundo.", "pedro j ramírez", "work for", "el mundo"),
@@ -84,14 +84,14 @@ RULES = LifecycleConfig()
             "steve smith sr",
             "play for",
             "carolina panthers",
-        ),  # fmt: skip
+        ),
         ("Kylian Mbappé plays for AS Monaco FC.", "kylian mbappé", "play for", "as monaco fc"),
         (
             "Vítězslav Lavička is the head coach of Śląsk Wrocław.",
             "śląsk wrocław",
             "head coach",
             "vítězslav lavička",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_each_rule_reads_its_example(
@@ -210,38 +210,38 @@ def test_slots_given_by_the_frontmatter_win_over_the_text() -> None:
             "Ruud Brood is the head coach of NAC Breda.",
             "Jan Wouters is the head coach of NAC Breda.",
             "supersedes",
-        ),  # fmt: skip
+        ),
         ("The capital of Bolivia is Sucre.", "La Paz is the capital of Bolivia.", "supersedes"),
         # a name in the value negates nothing ("Bane NOR")
         (
             "Dovre Line is owned by Norwegian National Rail Administration.",
             "Dovre Line is owned by Bane NOR.",
             "supersedes",
-        ),  # fmt: skip
+        ),
         # a long name as the value of an attribute not known single-valued: unsure
         (
             "Andrew Cuomo holds the position of Attorney General of New York.",
             "Andrew Cuomo holds the position of Governor of New York.",
             "conflicts",
-        ),  # fmt: skip
+        ),
         # another owner's role, kin: never a change
         (
             "Ruud Brood is the head coach of NAC Breda.",
             "Ruud Brood is the head coach of Ajax.",
             "related",
-        ),  # fmt: skip
+        ),
         ("Deborah is the daughter of Anna.", "Jolene is the daughter of Anna.", "related"),
         # a change of a thing the subject has touches only memories that mention it
         (
             "Nate made vanilla ice cream for a friend.",
             "Nate's game tournament got pushed back, so he made coconut ice cream.",
             "distinct",
-        ),  # fmt: skip
+        ),
         (
             "Nate's game tournament is on Friday.",
             "Nate's game tournament got pushed back.",
             "conflicts",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_the_judge_reads_roles_and_names(old: str, new: str, relation: str) -> None:

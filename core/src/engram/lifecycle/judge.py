@@ -26,8 +26,9 @@ then their wording (``engram.lifecycle.reading``). The rules, in the order they 
    in", "mother tongue", "deploy on", a role held by one: "the head coach of NAC Breda")
    supersedes; a many-valued one ("likes", "visited", "has")
    is related; another attribute conflicts when only a short value or a name differs
-   ("Deploys are approved by Alice" → "... by Bob"), else is related; a change the newer says of the same
-   subject's other attribute conflicts when the two are close (``CHANGE_DISTANCE``, 0.3):
+   ("Deploys are approved by Alice" → "... by Bob"), else is related; a change the newer says
+   of the same subject's other attribute conflicts when the two are close
+   (``CHANGE_DISTANCE``, 0.3) and the older mentions what changed:
    "Order ORTAND-88 is pending" → "Update: order ORTAND-88 has shipped";
 9. ``differs``: anything else close is related (within the duplicate distance) or distinct.
 
