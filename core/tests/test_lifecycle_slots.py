@@ -50,6 +50,48 @@ RULES = LifecycleConfig()
         ("We use PostgreSQL for billing.", PROJECT, "use for billing", "postgresql"),
         # an identifier stays in the subject: another invoice is another subject
         ("Invoice INV-2024-0042 was paid on March 3.", "invoice inv-2024-0042", "be", None),
+        # role: "<name> is the <role> of <Name>" is the named owner's fact, as "The capital of
+        # France is Paris" is France's
+        ("Paris is the capital of France.", "france", "capital", "paris"),
+        ("Ruud Brood is the head coach of NAC Breda.", "nac breda", "head coach", "ruud brood"),
+        (
+            "Jens Beutel is the head of the government of Mainz.",
+            "mainz",
+            "head of government",
+            "jens beutel",
+        ),
+        (
+            "Ana Obi is the chair of Embassy of Ukraine, Ottawa.",
+            "embassy of ukraine ottawa",
+            "chair",
+            "ana obi",
+        ),
+        # ... not for kin or a thing without a name
+        ("Deborah is the daughter of Anna.", "deborah", "be daughter of", "anna"),
+        ("Alice is the owner of the bakery.", "alice", "be owner of", "the bakery"),
+        # a title after a verb is the value
+        (
+            "Andrew Cuomo holds the position of Governor of New York.",
+            "andrew cuomo",
+            "hold position of",
+            "governor of new york",
+        ),
+        # names: initials and titles end no sentence, any alphabet, a capitalised "AS" is no
+        # particle
+        ("Pedro J. Ramírez works for El Mundo.", "pedro j ramírez", "work for", "el mundo"),
+        (
+            "Steve Smith Sr. plays for Carolina Panthers.",
+            "steve smith sr",
+            "play for",
+            "carolina panthers",
+        ),
+        ("Kylian Mbappé plays for AS Monaco FC.", "kylian mbappé", "play for", "as monaco fc"),
+        (
+            "Vítězslav Lavička is the head coach of Śląsk Wrocław.",
+            "śląsk wrocław",
+            "head coach",
+            "vítězslav lavička",
+        ),
     ],
 )
 def test_each_rule_reads_its_example(
@@ -158,3 +200,55 @@ def test_slots_given_by_the_frontmatter_win_over_the_text() -> None:
         id="o", type="fact", content="Lives in Paris.", subject="alice", value="paris", **slot
     )
     assert judge(new, same, 0.05, RULES).relation == "supersedes"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "relation"),
+    [
+        # a role only one holds at a time, said either way round
+        (
+            "Ruud Brood is the head coach of NAC Breda.",
+            "Jan Wouters is the head coach of NAC Breda.",
+            "supersedes",
+        ),
+        ("The capital of Bolivia is Sucre.", "La Paz is the capital of Bolivia.", "supersedes"),
+        # a name in the value negates nothing ("Bane NOR")
+        (
+            "Dovre Line is owned by Norwegian National Rail Administration.",
+            "Dovre Line is owned by Bane NOR.",
+            "supersedes",
+        ),
+        # a long name as the value of an attribute not known single-valued: unsure
+        (
+            "Andrew Cuomo holds the position of Attorney General of New York.",
+            "Andrew Cuomo holds the position of Governor of New York.",
+            "conflicts",
+        ),
+        # another owner's role, kin: never a change
+        (
+            "Ruud Brood is the head coach of NAC Breda.",
+            "Ruud Brood is the head coach of Ajax.",
+            "related",
+        ),
+        ("Deborah is the daughter of Anna.", "Jolene is the daughter of Anna.", "related"),
+        # a change of a thing the subject has touches only memories that mention it
+        (
+            "Nate made vanilla ice cream for a friend.",
+            "Nate's game tournament got pushed back, so he made coconut ice cream.",
+            "distinct",
+        ),
+        (
+            "Nate's game tournament is on Friday.",
+            "Nate's game tournament got pushed back.",
+            "conflicts",
+        ),
+    ],
+)
+def test_the_judge_reads_roles_and_names(old: str, new: str, relation: str) -> None:
+    got = judge(
+        ExtractedMemory(type="fact", content=new, title="t"),
+        KnownMemory(id="old", type="fact", content=old),
+        0.2,
+        RULES,
+    )
+    assert got.relation == relation, got.reason

@@ -83,6 +83,12 @@ def test_each_junk_rule_drops_its_example(rule: JunkRule) -> None:
         "The user has two kids named Sam and Ana.",
         "The user works as a nurse at the city hospital.",
         "The assistant said: the fix was to pin numpy below 2.",
+        # "this" that goes on to say what it is, a time, "one of", "those who"
+        "The user is reading this amazing series about the power of friendship.",
+        "The user got a new job this week.",
+        "The user had a great accomplishment this Tuesday!",
+        "The user went to one of the best concerts of the year.",
+        "The user volunteers with a group that helps those who are less fortunate.",
     ],
 )
 def test_a_fact_is_not_junk(memory: str) -> None:
@@ -102,6 +108,12 @@ def test_junk_said_in_a_conversation_is_not_stored() -> None:
         ("The user is a huge fan.", "unnamed reference"),
         ("The user is trying out some strategy games like this.", "unnamed reference"),
         ("The user said: do you paint?", "question back"),
+        ("The user has a lot of photos from this activity.", "unnamed reference"),
+        ("The user loves those games too.", "unnamed reference"),
+        ("The user played one with friends two days ago.", "unnamed reference"),
+        ("The user is starting some big new things too!", "unnamed reference"),
+        ("The user wants to help make that happen.", "unnamed reference"),
+        ("The user got this as a reminder to rest.", "unnamed reference"),
     ],
 )
 def test_junk_is_dropped_by_the_rule_a_reader_expects(memory: str, rule: str) -> None:
@@ -111,3 +123,54 @@ def test_junk_is_dropped_by_the_rule_a_reader_expects(memory: str, rule: str) ->
 def test_a_fact_whose_pronoun_comes_after_its_main_statement_is_kept() -> None:
     memory = "The user went to a LGBTQ support group yesterday and it was so powerful."
     assert junk_rule(memory) is None
+
+
+@pytest.mark.parametrize(
+    ("said", "stored"),
+    [
+        # a leading time clause goes to the end
+        (
+            "Since our last chat, I've started volunteering at the shelter.",
+            "The user has started volunteering at the shelter since our last chat.",
+        ),
+        (
+            "Next month I'm having an art show with my paintings.",
+            "The user is having an art show with their paintings next month.",
+        ),
+        # a belief the person states
+        (
+            "I believe chess can improve decision-making skills.",
+            "The user believes chess can improve decision-making skills.",
+        ),
+        # someone close, with any verb
+        (
+            "My family motivates me to keep striving for change.",
+            "The user's family motivates the user to keep striving for change.",
+        ),
+        # what the speaker did with others, in the past
+        (
+            "We rented an apartment not far from our favourite bar.",
+            "The user and others rented an apartment not far from their favourite bar.",
+        ),
+        (
+            "My husband and I are trying to be good parents.",
+            "The user's husband and the user are trying to be good parents.",
+        ),
+    ],
+)
+def test_a_personal_fact_is_stored_about_its_speaker(said: str, stored: str) -> None:
+    found = RulesExtractor().extract([Message(role="user", content=said, name="Deborah")])
+    assert [(m.subject, m.content) for m in found] == [("Deborah", stored)]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "We deploy on Tuesdays.",  # a project's habit, not a person's past event
+        "We could try that next time.",
+        "My goodness, that was a lot of fun.",
+    ],
+)
+def test_what_is_no_personal_fact_is_not_stored_as_one(said: str) -> None:
+    found = RulesExtractor().extract([Message(role="user", content=said, name="Deborah")])
+    assert [m for m in found if m.type == "fact"] == []

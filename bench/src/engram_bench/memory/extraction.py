@@ -302,6 +302,7 @@ def run_extraction(
     examples: int = 8,
     half: str | None = None,
     sample: int = 0,
+    seed: int = 36,
 ) -> dict[str, Any]:
     """Capture every LoCoMo session with ``extractor`` and measure it (module docstring)."""
     registry = build_registry(get_plugin_manager())
@@ -374,7 +375,7 @@ def run_extraction(
         "junk_by_check": dict(junk.most_common()),
         "targets": TARGETS,
         "examples": shown,
-        "sample": _sample(memories, sample),
+        "sample": _sample(memories, sample, seed),
     }
     result["met"] = {
         "seen": result["seen"] >= TARGETS["seen"],
@@ -386,11 +387,12 @@ def run_extraction(
     return result
 
 
-def _sample(memories: Sequence[Found], size: int) -> list[dict[str, str | None]]:
-    """``size`` memories drawn at random (seed 36, fixed) for a reader to judge by eye."""
+def _sample(memories: Sequence[Found], size: int, seed: int) -> list[dict[str, str | None]]:
+    """``size`` memories drawn at random (``seed``: a new one gives a reader a fresh, blind
+    draw) for a reader to judge by eye."""
     import random
 
-    chosen = random.Random(36).sample(list(memories), min(size, len(memories)))
+    chosen = random.Random(seed).sample(list(memories), min(size, len(memories)))
     return [{"text": m.text, "about": m.about, "junk": junk_reason(m.text)} for m in chosen]
 
 
@@ -459,6 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--half", choices=sorted(HALVES), default=None)
     parser.add_argument("--sample", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=36, help="the draw of --sample")
     args = parser.parse_args(argv)
     runs: list[tuple[str, dict[str, object]]] = [("rules", {})]
     if args.llm_base_url:
@@ -476,6 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 cache=args.cache,
                 half=args.half,
                 sample=args.sample,
+                seed=args.seed,
             )
             for name, options in runs
         ]

@@ -1,15 +1,18 @@
 """The ``judge`` part of the ``memory`` section (issue #36): what the write path decides on facts
 about people and things, on data the judge's rules were not written from.
 
-- ``updates``: a public knowledge-update set (memtrust's contradiction cases: an initial fact,
-  then a fact that changes it; ``<--data>/memtrust-contradiction``). Each update is written as
-  old then new on a fresh project; each control writes a case's new fact after *another* case's
-  old fact (another subject), which must stay separate (no merge, supersede or conflict).
+- ``updates``: real knowledge updates from TempLAMA (Dhingra et al., TACL 2022; Wikidata facts
+  that changed between two years, in the set's own sentence templates: "Ruud Brood is the head
+  coach of NAC Breda." → "… Jan Wouters …"), ``<--data>/templama/updates.jsonl`` made by that
+  folder's ``convert.py`` (its ``SOURCE.md`` says where from). Each update is written as old then
+  new through ``remember`` on a fresh project; each control writes the same attribute and new
+  value of *another* subject after the old fact, which must stay separate (no merge, supersede
+  or conflict). TempLAMA's own split is by subject: ``train`` and ``val`` are the ``dev`` half
+  (the rules were tuned on it), ``test`` the ``held-out`` half.
 - ``locomo``: LoCoMo's observation facts remembered one by one in session order, both speakers
   of a conversation in one project; every supersede and every ``conflicts_with`` link is listed
-  with both wordings and the judge's reason, so a reader can judge them.
-
-Conversations fall in a ``dev`` half (even index) and a ``held-out`` half (odd), reported apart.
+  with both wordings and the judge's reason, so a reader can judge them. Conversations fall in a
+  ``dev`` half (even index) and a ``held-out`` half (odd), reported apart.
 """
 
 from __future__ import annotations
@@ -33,47 +36,64 @@ from engram_bench.memory.extraction import load_sessions
 from engram_bench.memory.nli import revisions_reader, write_pair
 from engram_bench.memory.nli_data import Pair
 
-UPDATES_FILE = Path("memtrust-contradiction") / "contradiction_cases.json"
+UPDATES_FILE = Path("templama") / "updates.jsonl"
 UPDATE_OUTCOMES = ("merged", "superseded", "conflicts", "related", "both-kept")
+DEV_SPLITS = frozenset(["train", "val"])  # TempLAMA's own split, by subject
 
 
-def load_updates(data: Path) -> list[Pair]:
-    """Updates (label ``update``) and controls (label ``control``) from memtrust's cases."""
-    path = data / UPDATES_FILE
-    cases = json.loads(path.read_text(encoding="utf-8"))["cases"]
-    pairs = [
-        Pair(c["case_id"], "update", c["initial_fact"], c["contradicting_fact"]) for c in cases
-    ]
-    for i, case in enumerate(cases):
-        other = cases[(i + 1) % len(cases)]
-        pairs.append(
-            Pair(f"{case['case_id']}-control", "control", other["initial_fact"],
-                 case["contradicting_fact"])
-        )  # fmt: skip
-    return pairs
+def load_updates(data: Path) -> list[tuple[str, str, Pair]]:
+    """(half, relation, pair) for every update (label ``update``: old then new) and its control
+    (label ``control``: old then the new value said of another subject)."""
+    out: list[tuple[str, str, Pair]] = []
+    for line in (data / UPDATES_FILE).read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        case = json.loads(line)
+        half = "dev" if case["source_split"] in DEV_SPLITS else "held-out"
+        relation = str(case["relation"])
+        out.append((half, relation, Pair(case["id"], "update", case["old"], case["new"])))
+        out.append(
+            (half, relation, Pair(f"{case['id']}-control", "control", case["old"], case["control"]))
+        )
+    return out
 
 
 def run_updates(
-    data: Path, registry: Registry, embedder: CachedEmbedder, workdir: Path
+    data: Path,
+    registry: Registry,
+    embedder: CachedEmbedder,
+    workdir: Path,
+    limit: int | None = None,
 ) -> dict[str, Any]:
-    """Outcome counts for the updates and the controls, and each update's outcome."""
+    """Outcome counts for the updates and the controls by half and by relation, and the
+    updates that were not superseded (with the judge's outcome) for a reader."""
     path = data / UPDATES_FILE
     if not path.is_file():
-        return {"skipped": f"no {path} (see /work/shared/data/memtrust-contradiction/README.md)"}
-    counts: dict[str, Counter[str]] = {"update": Counter(), "control": Counter()}
+        return {"skipped": f"no {path} (make it with templama/convert.py; see its SOURCE.md)"}
+    counts: dict[str, Counter[str]] = {}
+    by_relation: dict[str, Counter[str]] = {}
     rows = []
+    lost = 0
     revisions = revisions_reader()
-    for pair in load_updates(data):
+    for half, relation, pair in load_updates(data)[: limit and 2 * limit]:
         outcome, kept, _ = write_pair(
             pair, "fact", workdir / "updates", registry, embedder, ("rules", {}), revisions
         )
-        counts[pair.label][outcome] += 1
-        rows.append({"id": pair.id, "label": pair.label, "outcome": outcome, "kept": kept,
-                     "old": pair.first, "new": pair.second})  # fmt: skip
+        counts.setdefault(f"{pair.label} {half}", Counter())[outcome] += 1
+        by_relation.setdefault(f"{pair.label} {relation}", Counter())[outcome] += 1
+        lost += not kept
+        if (pair.label == "control" and outcome != "both-kept") or (
+            pair.label == "update" and outcome != "superseded"
+        ):
+            rows.append({"id": pair.id, "half": half, "label": pair.label, "outcome": outcome,
+                         "old": pair.first, "new": pair.second})  # fmt: skip
     return {
         "source": str(path),
-        "counts": {label: {o: c[o] for o in UPDATE_OUTCOMES} for label, c in counts.items()},
-        "lost": sum(1 for r in rows if not r["kept"]),
+        "counts": {k: {o: c[o] for o in UPDATE_OUTCOMES} for k, c in sorted(counts.items())},
+        "by_relation": {
+            k: {o: c[o] for o in UPDATE_OUTCOMES} for k, c in sorted(by_relation.items())
+        },
+        "lost": lost,
         "rows": rows,
     }
 
@@ -182,7 +202,9 @@ def run_judge(
         locomo = run_locomo(data, registry, embedder, workdir / "judge", conversations, sessions)
     except ConfigError as exc:
         locomo = {"skipped": str(exc)}
-    return {"updates": run_updates(data, registry, embedder, workdir / "judge"), "locomo": locomo}
+    limit = 20 if conversations else None  # a quick run writes the first 20 updates
+    updates = run_updates(data, registry, embedder, workdir / "judge", limit)
+    return {"updates": updates, "locomo": locomo}
 
 
 def render_judge(results: dict[str, Any]) -> list[str]:
@@ -192,14 +214,20 @@ def render_judge(results: dict[str, Any]) -> list[str]:
     if updates.get("skipped"):
         lines.append(f"Updates skipped: {updates['skipped']}")
     else:
-        header = "| set | " + " | ".join(UPDATE_OUTCOMES) + " |"
-        lines += [header, "|" + "---|" * (len(UPDATE_OUTCOMES) + 1)]
-        for label, counts in updates["counts"].items():
-            cells = " | ".join(str(counts[o]) for o in UPDATE_OUTCOMES)
-            lines.append(f"| {label} | {cells} |")
-        lines += ["", f"Texts lost: {updates['lost']}.", ""]
+        lines += [f"TempLAMA's fact updates ({updates['source']}):", ""]
+        for title, key in (("half", "counts"), ("relation", "by_relation")):
+            lines += ["| " + title + " | " + " | ".join(UPDATE_OUTCOMES) + " | share superseded |"]
+            lines += ["|" + "---|" * (len(UPDATE_OUTCOMES) + 2)]
+            for label, counts in updates[key].items():
+                total = sum(counts.values())
+                cells = " | ".join(str(counts[o]) for o in UPDATE_OUTCOMES)
+                share = counts["superseded"] / total if total else 0.0
+                lines.append(f"| {label} | {cells} | {share:.1%} |")
+            lines.append("")
+        lines += [f"Texts lost: {updates['lost']}.", "", "Not superseded (updates) or not kept "
+                  "apart (controls):", ""]  # fmt: skip
         for r in updates["rows"]:
-            lines.append(f"- {r['label']} {r['outcome']}: {r['old']} → {r['new']}")
+            lines.append(f"- {r['label']} {r['half']} {r['outcome']}: {r['old']} → {r['new']}")
     locomo = results.get("locomo") or {}
     lines.append("")
     if locomo.get("skipped"):

@@ -164,7 +164,7 @@ def _one_sentence(sentence: str, role: str) -> list[ExtractedMemory]:
     if done and not decided and rs.project_work(sentence):
         out.append(_memory("progress", _attributed(done, role)))
     elif personal:
-        out.append(_memory("fact", rs.third_person(personal, role)))
+        out.append(_memory("fact", rs.personal_fact_said(personal, role)))
     elif done and not decided and role == "user":
         out.append(_memory("fact", _said(sentence, role)))
     return out

@@ -108,10 +108,26 @@ def _pronoun_subject(content: str, body: str) -> bool:
 
 
 _CLAUSE_END = re.compile(r"\s*(?:[,;:!]|\s-\s|\s\u2013\s|\band\b|\bbut\b|\bso\b)\s*")
+_TIME_NOUNS = (
+    r"(?:week|weekend|month|year|morning|afternoon|evening|night|day|time|summer|winter|spring|"
+    r"fall|autumn|season|semester|term|decade|century|moment|hour|minute|\w+day)s?"
+)
+_SCOPE_NOUNS = r"(?:repo|repository|project|codebase|code|app|service|team|machine|package)s?"
+# Nothing after it in its clause but a word of time or emphasis.
+_CLAUSE_TAIL = r"(?=\s*(?:too|again|now|so|though|lately|recently|anymore|as well)?\s*[.!]*$)"
 _BARE = re.compile(
     r"\b(?:it|them|him|her)\b|\b(?:more|these ones|those ones)(?=\s*(?:soon|later)?[.!]*$)|"
     r"\b(?:this|that|these|those)\b(?=\s+(?:for|with|now|too|again|and|but|"
-    r"in|at|to|on|lately|recently)\b|\s*[.!]*$)|\ba (?:\w+ )?fan[.!]*$",
+    r"in|at|to|on|lately|recently|as|happen)\b|\s*[.!]*$)|\ba (?:\w+ )?fan[.!]*$|"
+    # a thing pointed at and never described: "has photos from this activity", "loves those
+    # games too" (not "is reading this series about friendship", which tells what it is; not
+    # "this repo", which the memory's project scope names)
+    rf"\b(?:this|these|those)\s+(?!(?:{_TIME_NOUNS}|{_SCOPE_NOUNS})\b)[a-z]+{_CLAUSE_TAIL}|"
+    # "one" standing for a thing the memory never names: "played one with friends"
+    r"\b(?:a|an|the|this|that|new|big|good|great)?\s?one(?=\s+(?:with|for|at|in|on|from|too|"
+    r"again|yesterday|today|last|next)\b|\s*[.!]*$)|"
+    # things that are no things: "is starting some big new things"
+    rf"\bsome (?:\w+ ){{0,2}}(?:things|stuff){_CLAUSE_TAIL}",
     re.IGNORECASE,
 )
 

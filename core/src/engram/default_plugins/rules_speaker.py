@@ -74,7 +74,25 @@ _PERSONAL = [
         r"lives|passed|turned|started|made|took|moved)\b\s+\S+.*",
         re.IGNORECASE,
     ),
+    # what someone close does, told with any verb in the present or past and three words more:
+    # "My family motivates me to keep going", "My brother coached the team for years"
+    re.compile(
+        r"^My (?:(?!(?:that|this|it|so|and|but|is|was|has)\b)[\w'-]+ ){1,3}?[a-z]+(?:es|s|ed)\b"
+        r"(?:\s+\S+){3,}",
+        re.IGNORECASE,
+    ),
+    # a belief the person states of the world: "I believe chess can improve decision-making"
+    re.compile(r"^I (?:really |strongly |truly )?believe (?:that )?(?:\S+\s+){3,}\S+"),
 ]
+# What the speaker did with others, told in the past: "We rented an apartment near the bar",
+# "We had a great time at the pride event last month". Only past events: "we deploy on
+# Tuesdays" is a project's habit, not a person's fact.
+_WE_DID = re.compile(
+    rf"^We {_ADVERBS}(?:(?!(?:could|would|should|might|must|can|will|may)\b)[a-z]+ed|"
+    r"went|had|took|made|met|saw|got|found|spent|won|ran|built|bought|ate|drove|flew|left|"
+    r"began|gave|held|threw|sang|rode|swam|did)\b(?:\s+\S+){2,}",
+    re.IGNORECASE,
+)
 _NOT_PERSONAL = re.compile(
     r"\b(?:you|your|yours|yourself)\b|^I(?:'m| am) (?:so |really |just |totally )*(?:glad|happy|"
     r"sorry|sure|thinking|excited|thrilled|grateful|proud|stoked|curious|feeling|doing)\b",
@@ -83,15 +101,19 @@ _NOT_PERSONAL = re.compile(
 
 
 _WHEN = re.compile(
-    r"^(?P<when>yesterday|today|last (?:week|weekend|month|year|night|\w+day)|this (?:week|"
-    r"weekend|month|year|morning)|recently|lately|a (?:few|couple of) \w+ ago|\w+ \w+ ago),?\s+"
-    r"(?P<rest>(?:I|My)\b.+?)(?P<end>[.!]*)$",
+    r"^(?P<when>yesterday|today|tomorrow|tonight|(?:last|next) (?:week|weekend|month|year|night|"
+    r"\w+day)|this (?:week|weekend|month|year|morning)|recently|lately|the other day|"
+    r"a (?:few|couple of) \w+ ago|\w+ \w+ ago|"
+    # a leading time clause told before a comma: "Since our last chat, I've started ..."
+    r"(?:since|after|over|during|earlier|later|in) [^,.!?]{2,30}(?=,)),?\s+"
+    r"(?P<rest>(?:I|My|We)\b.+?)(?P<end>[.!]*)$",
     re.IGNORECASE,
 )
 
 
 _MARKER = re.compile(
     r"^(?:(?:yeah|yes|yep|oh|well|by the way|also|actually|anyway|so|and|but|overall|honestly|"
+    r"my (?:goodness|god|gosh)|as for me|"
     r"plus|wow|haha|lol|btw)[,!.]?\s+)+(?=[A-Za-z])",
     re.IGNORECASE,
 )
@@ -109,6 +131,8 @@ def personal_fact(sentence: str) -> str | None:
         text = f"{when['rest']} {when['when'].lower()}{when['end'] or '.'}"
     if _NOT_PERSONAL.search(text):
         return None
+    if _WE_DID.match(text) and not project_work(text):
+        return text
     return text if any(p.match(text) for p in _PERSONAL) else None
 
 
@@ -188,6 +212,28 @@ def third_person(text: str, role: str) -> str:
     return head + tail
 
 
+_OURS = [
+    (re.compile(r"\bours\b", re.IGNORECASE), "theirs"),
+    (re.compile(r"\bour\b", re.IGNORECASE), "their"),
+    (re.compile(r"\bus\b"), "them"),
+    (re.compile(r"\bwe\b", re.IGNORECASE), "they"),
+]
+
+
+def personal_fact_said(fact: str, role: str) -> str:
+    """A fact of ``personal_fact`` as a memory states it: in the third person, and "We rented a
+    flat near our office" as "The user and others rented a flat near their office" (the speaker
+    took part, with people the sentence does not name)."""
+    if not _WE_DID.match(fact):
+        return third_person(fact, role)
+    subject = SUBJECTS.get(role, "The assistant")
+    tail, named = fact[2:], subject[0].lower() + subject[1:]
+    for pattern, replacement in [*_OURS, *_INNER]:
+        tail = pattern.sub(replacement.format(s=named), tail)
+    tail = _INNER_I.sub(lambda m: f"{named} {m[1]}{_conjugate(m[2])}", tail)
+    return f"{subject} and others{tail}"
+
+
 def _conjugate(rest: str) -> str:
     """The verb after "I" in the third person ("love" → "loves"), adverbs before it kept."""
     words = rest.split(" ")
@@ -195,7 +241,9 @@ def _conjugate(rest: str) -> str:
         low = word.lower()
         if low in _ADVERB_WORDS:
             continue
-        if low in _IRREGULAR:
+        if low in ("are", "were"):  # "my husband and I are" stays plural
+            pass
+        elif low in _IRREGULAR:
             words[i] = _IRREGULAR[low]
         elif low in _MODALS or low in _PAST or low.endswith("ed") or not low.isalpha():
             pass

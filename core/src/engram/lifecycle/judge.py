@@ -23,10 +23,12 @@ then their wording (``engram.lifecycle.reading``). The rules, in the order they 
 7. ``polarity flip`` / ``opposite word``: the same statement negated or with one antonym, the
    remaining words the same: "The cache is enabled in CI" → "... disabled in CI";
 8. ``new value``: same subject and attribute, another value: a single-valued attribute ("lives
-   in", "mother tongue", "deploy on") supersedes; a many-valued one ("likes", "visited", "has")
-   is related; another attribute conflicts when only a short value differs ("Deploys are
-   approved by Alice" → "... by Bob"), else is related; a change the newer says of the same
-   subject's other attribute conflicts when the two are close (``CHANGE_DISTANCE``, 0.3):
+   in", "mother tongue", "deploy on", a role held by one: "the head coach of NAC Breda")
+   supersedes; a many-valued one ("likes", "visited", "has")
+   is related; another attribute conflicts when only a short value or a name differs
+   ("Deploys are approved by Alice" → "... by Bob"), else is related; a change the newer says
+   of the same subject's other attribute conflicts when the two are close
+   (``CHANGE_DISTANCE``, 0.3) and the older mentions what changed:
    "Order ORTAND-88 is pending" → "Update: order ORTAND-88 has shipped";
 9. ``differs``: anything else close is related (within the duplicate distance) or distinct.
 
@@ -39,6 +41,7 @@ not, or when it fails. Figures on public NLI pairs: ``engram bench --sections me
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
@@ -131,6 +134,7 @@ def slots_of(memory: ExtractedMemory | KnownMemory) -> Slots:
         attribute=memory.attribute or read_.attribute,
         value=memory.value or read_.value,
         change=read_.change,
+        unique=read_.unique,
     )
 
 
@@ -185,9 +189,19 @@ def _unsure_change(p: _Pair) -> _Found:
     ready to help others" says no change of anything in particular."""
     if p.distance > CHANGE_DISTANCE or not same_subject(p.mine.subject, p.theirs.subject):
         return None
-    if not says_a_change(p.new_text):
+    if not says_a_change(p.new_text) or not _mentions_what_changed(p):
         return None
     return "conflicts", f"explicit change of {p.mine.subject} ({p.mine.attribute}), unsure of what"
+
+
+def _mentions_what_changed(p: _Pair) -> bool:
+    """A change told of something the subject has ("Nate's game tournament got pushed back")
+    is a change of that thing: it can only conflict with a memory that mentions it."""
+    if not re.search(r"\w's\s", p.new_text) or not p.mine.attribute:
+        return True
+    owned = p.mine.attribute.split()[:-1]  # "game tournament get": the thing, then its verb
+    old = p.old_text.casefold()
+    return not owned or any(word in old for word in owned if len(word) > 2)
 
 
 def _head_of(short: str | None, long: str | None) -> bool:
@@ -285,15 +299,36 @@ def _new_value(p: _Pair) -> _Found:
     who = p.mine.subject or "it"
     if attribute in MANY_VALUED:
         return "related", f"new value: {who} {attribute} {new_value} as well as {old_value}"
-    if attribute in SINGLE_VALUED:
+    if attribute in SINGLE_VALUED or (p.mine.unique and p.theirs.unique):
         return "supersedes", f"new value: {who}'s {attribute} is {new_value}, was {old_value}"
     short = len(new_value.split()) <= _VALUE_WORDS and len(old_value.split()) <= _VALUE_WORDS
-    if short and _only_value_differs(p.new_text, p.old_text, new_value, old_value):
+    names = _a_name(new_value, p.new_text) and _a_name(old_value, p.old_text)
+    if (short or names) and _only_value_differs(p.new_text, p.old_text, new_value, old_value):
         return "conflicts", f"new value: {who} {attribute} {new_value}, was {old_value} (unsure)"
     return None
 
 
 _VALUE_WORDS = 3  # a longer "value" is a statement of its own ("values family time and …")
+
+
+def _a_name(value: str, text: str) -> bool:
+    """Whether ``value`` is written as a name in ``text`` (its first letter a capital): a name
+    is one value however many words it has ("Attorney General of New York"); a long lowercase
+    "value" is a statement of its own."""
+    bare = re.sub(r"^(?:the|a|an) ", "", value)
+    at = text.casefold().find(bare)
+    if at < 0:
+        return False
+    words = re.findall(r"[^\W_][\w'.-]*", text[at : at + len(bare)])
+    # Every word a capital but the small words inside a name ("Governor of New York").
+    return bool(words) and all(
+        w[0].isupper() or w[0].isdigit() or w in _NAME_JOINERS for w in words
+    )
+
+
+_NAME_JOINERS = frozenset(
+    ["of", "the", "and", "for", "to", "in", "on", "de", "da", "del", "von", "van", "la", "le"]
+)
 
 
 def _only_value_differs(new_text: str, old_text: str, new_value: str, old_value: str) -> bool:

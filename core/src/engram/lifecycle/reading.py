@@ -93,7 +93,9 @@ def read(text: str) -> Reading:
         lower = raw.casefold()
         tokens.append(Token(raw, lower, stem(lower), first))
         end = match.end()
-    negations += sum(1 for t in tokens if t.lower in NEGATIONS)
+    negations += sum(
+        1 for i, t in enumerate(tokens) if t.lower in NEGATIONS and not _in_name(tokens, i)
+    )
     values: set[str] = set()
     identifiers: set[str] = set()
     paths: set[str] = set()
@@ -122,3 +124,13 @@ def read(text: str) -> Reading:
         paths=frozenset(paths),
         names=frozenset(names),
     )
+
+
+def _in_name(tokens: list[Token], i: int) -> bool:
+    """A capitalised word that continues a name is part of it: "Bane NOR" owns a railway, it
+    negates nothing ("I do NOT like it" and a sentence's first "Not" still negate)."""
+    token = tokens[i]
+    if i == 0 or token.first or not token.text[:1].isupper():
+        return False
+    before = tokens[i - 1].text
+    return before[:1].isupper() and before != "I"

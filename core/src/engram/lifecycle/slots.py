@@ -17,8 +17,14 @@ Named rules, in the order they apply (each with an example):
   first word included ("Deborah visited her mother's house" → deborah);
 - ``possessive``: "Jolene's mother is a nurse" → jolene, attribute "mother be";
 - ``of``: "The capital of France is Paris" → france, attribute "capital";
+- ``role``: "Paris is the capital of France" and "Ruud Brood is the head coach of NAC Breda" are
+  the named owner's facts (france, capital, paris), and a role with "the" is held by one at a
+  time (``Slots.unique``), unless it is kin, a friend or a member ("the daughter of Anna");
+- ``names``: initials and titles end no sentence ("Pedro J. Ramírez"), a name may use any
+  alphabet ("Śląsk Wrocław"), a capitalised "AS" is part of a name, not a particle;
 - ``verb``: the attribute is the verb (as a stem) and its particles, the value what follows
-  ("We deploy on Tuesdays" → deploy on, tuesdays);
+  ("We deploy on Tuesdays" → deploy on, tuesdays); a title after a verb is the value ("holds
+  the position of Governor of New York" → hold position of, governor of new york);
 - ``alias``: a verb of change names the attribute it changes ("moved to" → "live in",
   "switched to" → "use") and marks the change.
 
@@ -48,13 +54,14 @@ from engram.lifecycle.slot_words import (
     POSSESSIVES,
     PREPOSITIONS,
     QUANTIFIERS,
+    RELATIONS,
     SPEAKERS,
     USER,
 )
 
 PROJECT = "project"
 
-_WORD = re.compile(r"[A-Za-z0-9_`][\w.'+#/@`-]*[\w+#/`]|[A-Za-z0-9]")
+_WORD = re.compile(r"[\w`][\w.'+#/@`-]*[\w+#/`]|\w")  # \w: "Śląsk Wrocław" is a name too
 _CLAUSE_END = re.compile(r"[,;:!?()]|\.(?:\s|$)| - | \u2014 ")
 
 # Two ways to key one attribute.
@@ -97,6 +104,9 @@ class Slots:
     attribute: str | None = None
     value: str | None = None
     change: bool = False
+    # "the head coach of X", "the capital of X": a role only one holds at a time (read from
+    # the text, like the change mark; rule ``role``).
+    unique: bool = False
 
     def frontmatter(self) -> dict[str, str]:
         """The slots a memory's frontmatter records (the change mark is read from the text)."""
@@ -127,9 +137,20 @@ def read_slots(text: str, speaker: str | None = None) -> Slots:
     if verb_at is None:
         return Slots(subject=_name_anywhere(words, speaker), change=change)
     head, rest = words[:verb_at], words[verb_at:]
+    role = _role(head, rest, [w.strip("`") for w in _WORD.findall(_expanded(first))])
+    if role is not None:  # rule ``role``: "Ruud Brood is the head coach of NAC Breda"
+        return Slots(subject=role[0], attribute=role[1], value=role[2], change=change, unique=True)
+    return _slots(head, rest, words[verb_at:], speaker, change)
+
+
+def _slots(
+    head: list[str], rest: list[str], after_verb: list[str], speaker: str | None, change: bool
+) -> Slots:
+    """Rules ``noun phrase`` to ``alias`` on a statement split at its verb."""
+    unique = len(head) > 2 and head[0].lower() == "the" and "of" in head[1:]
     subject, attribute_head = _subject(head, speaker)
     if subject is None:
-        subject = _name_anywhere(words[verb_at:], speaker)
+        subject = _name_anywhere(after_verb, speaker)
     attribute, value = _attribute_value(rest)
     if attribute_head:
         # "The mother tongue of S is French": the attribute is the noun, "be" is implied.
@@ -140,7 +161,38 @@ def read_slots(text: str, speaker: str | None = None) -> Slots:
             if key == alias or key.endswith(" " + alias):
                 key, change = target, True
                 break
-    return Slots(subject=subject, attribute=key, value=value, change=change)
+    unique = unique and attribute_head is not None and attribute_head not in RELATIONS
+    return Slots(subject=subject, attribute=key, value=value, change=change, unique=unique)
+
+
+def _role(head: list[str], rest: list[str], whole: list[str]) -> tuple[str, str, str] | None:
+    """Rule ``role``: "<name> is the <role> of <Name>" is a fact about the named owner, whose
+    <role> only one holds at a time: "Ruud Brood is the head coach of NAC Breda" is (nac breda,
+    head coach, ruud brood), as "The capital of France is Paris" is (france, capital, paris).
+    Not for kin, friends or members ("Deborah is the daughter of Anna" is Deborah's fact), and
+    only when a name follows "of". The owner is the name after the first such "of", to the end
+    of the statement ("the chair of Embassy of Ukraine, Ottawa" is the Ottawa embassy's)."""
+    if len(rest) < 4 or rest[0].lower() not in COPULA or rest[1].lower() != "the":
+        return None
+    at = next((i for i in range(3, len(rest)) if _names_after_of(rest, i)), 0)
+    role = [w.lower() for w in rest[2:at] if w.lower() not in DETERMINERS]
+    # Where the clause's verb phrase sits in the whole statement (whose end may be past a comma).
+    start = next((k for k in range(len(whole)) if whole[k : k + at + 1] == rest[: at + 1]), None)
+    if not at or not role or not head or start is None:
+        return None
+    owner = _strip_determiners(whole[start + at + 1 :])
+    if role[0] in RELATIONS or role[-1] in RELATIONS:
+        return None
+    holder = _strip_determiners(head)
+    if not holder:
+        return None
+    return _phrase(owner), " ".join(role), _phrase(holder)
+
+
+def _names_after_of(words: list[str], i: int) -> bool:
+    """Whether ``words[i]`` is an "of" followed by a name (after any determiners)."""
+    after = _strip_determiners(words[i + 1 :])
+    return words[i].lower() == "of" and bool(after) and after[0][:1].isupper()
 
 
 def says_a_change(text: str) -> bool:
@@ -180,8 +232,12 @@ def _straight(text: str) -> str:
     return text.replace("\u2019", "'")
 
 
+# A period that ends no sentence: an initial ("Pedro J. Ramírez") or a title ("Steve Smith Sr.").
+_ABBREVIATION = re.compile(r"\b([A-Z]|Mr|Mrs|Ms|Dr|Sr|Jr|St|Mt|Prof|Inc|Ltd|Co|Corp|vs)\.(?=\s|$)")
+
+
 def _first_statement(text: str) -> str:
-    body = text.strip()
+    body = _ABBREVIATION.sub(r"\1", text.strip())
     if body.startswith("#"):  # a memory file's "# title" heading
         _, _, rest = body.partition("\n")
         body = rest.strip() or body.lstrip("# ")
@@ -324,7 +380,10 @@ def _attribute_value(rest: list[str]) -> tuple[str | None, str | None]:
     parts, i = _verb(rest)
     if not parts:
         return None, _value(rest[i:])
-    while i < len(rest) and rest[i].lower() in PREPOSITIONS and len(parts) < 4:
+    # A particle is lowercase: "plays for AS Monaco" keeps "AS" in the name.
+    while (
+        i < len(rest) and rest[i].lower() in PREPOSITIONS and rest[i].islower() and len(parts) < 4
+    ):
         parts.append(rest[i].lower())
         i += 1
     value = _value(rest[i:])
@@ -335,12 +394,32 @@ def _attribute_value(rest: list[str]) -> tuple[str | None, str | None]:
         # "We use PostgreSQL for billing": what is used for billing.
         value, purpose = value.split(" for ", 1)
         parts = ["use", "for", purpose]
+    elif value and parts != ["be"] and (title := _title_of(rest[i:])):
+        # "holds the position of Governor of New York": the title is the value.
+        return " ".join([*parts, *title[0]]), title[1]
     elif value and parts == ["be"]:
         # "is a citizen of Japan": the role is the attribute, what it is of the value.
         role = re.match(r"^((?:\w+ ){1,3}?)(of|in|at|for) (.+)$", value)
         if role:
             return f"be {role[1].strip()} {role[2]}", role[3]
     return " ".join(parts), value
+
+
+# Nouns that name a role or rank, whatever follows their "of": "holds the position of sheriff".
+_ROLE_NOUNS = frozenset(["position", "role", "title", "job", "post", "office", "rank", "status"])
+
+
+def _title_of(words: list[str]) -> tuple[list[str], str] | None:
+    """(["position", "of"], "governor of new york") for "the position of Governor of New York":
+    one or two lowercase nouns, "of", then a name (or anything, after a role noun)."""
+    body = _strip_determiners(words)
+    for n in (1, 2):
+        if len(body) > n + 1 and body[n].lower() == "of":
+            nouns = body[:n]
+            named = body[n + 1][:1].isupper() or nouns[0] in _ROLE_NOUNS
+            if named and all(w.islower() and w.isalpha() for w in nouns):
+                return [*nouns, "of"], _value(body[n + 1 :]) or ""
+    return None
 
 
 def _verb(rest: list[str]) -> tuple[list[str], int]:
