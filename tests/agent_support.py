@@ -33,8 +33,7 @@ def sessions_config(opencode: Path, claude: Path, *, enabled: bool = True) -> di
         "sessions": {
             "enabled": enabled,
             "scope": "all",
-            "opencode_dir": str(opencode),
-            "claude_dir": str(claude),
+            "dirs": {"opencode": str(opencode), "claude-code": str(claude)},
         }
     }
 

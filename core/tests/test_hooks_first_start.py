@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from engram.config import EngramConfig, MemoryFolderConfig, load_config
 from engram.hosts import first_start, quiet
+from engram.hosts.job import HookJob
 from engram.scopes import memory_folders
 
 # Path spellings a user writes; ABS becomes an absolute folder of the test's own.
@@ -62,13 +63,12 @@ class World:
                 lines.append(f"{key} = {_toml(value, self.spell)}\n")
         path.write_text("".join(lines), encoding="utf-8")
 
-    def job(self, **extra: Any) -> dict[str, Any]:
-        return {"project": str(self.root), "config_file": None, "overrides": {}, **extra}
+    def job(self, **extra: Any) -> HookJob:
+        return HookJob("session-start", self.root, self.root).but(**extra)
 
-    def real(self, job: dict[str, Any]) -> list[Path]:
+    def real(self, job: HookJob) -> list[Path]:
         """What the worker's recall reads: the folders of the config it loads for this job."""
-        config_file = Path(job["config_file"]) if job.get("config_file") else None
-        config = load_config(None, project_file=config_file, start=Path(job["project"]))
+        config = load_config(None, project_file=job.config_file, start=job.project)
         return [folder.path for folder in memory_folders(config)]
 
 
@@ -128,7 +128,7 @@ def test_its_folders_are_the_configs_for_every_file_it_reads(
             toml = world.root / "engram.toml"
             world.write(toml, project)
             if explicit:  # --config names it
-                job = world.job(config_file=str(toml))
+                job = world.job(config_file=toml)
         if user is not None:
             world.write(world.user_file, user)
         assert first_start.memory_folders(job) == world.real(job)
@@ -147,8 +147,8 @@ def test_a_named_config_file_elsewhere_roots_the_folders_at_its_own_folder(
     elsewhere = plain.base / "conf" / "engram.toml"
     elsewhere.parent.mkdir()
     plain.write(elsewhere, {"dir": "kept", "external_paths": ["../team"]})
-    for job in (plain.job(config_file=str(elsewhere)), plain.job()):
-        if job["config_file"] is None:
+    for job in (plain.job(config_file=elsewhere), plain.job()):
+        if job.config_file is None:
             monkeypatch.setenv("ENGRAM_CONFIG", str(elsewhere))  # found through the variable
         folders = first_start.memory_folders(job)
         assert folders == plain.real(job)

@@ -18,8 +18,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     opencode, claude = copy_fixtures(tmp_path / "agents")
     (tmp_path / "engram.toml").write_text(
         '[embedder]\nprovider = "hash"\n\n[vault]\npaths = ["notes"]\n\n'
-        f'[sessions]\nscope = "all"\nopencode_dir = "{opencode.as_posix()}"\n'
-        f'claude_dir = "{claude.as_posix()}"\n',
+        f'[sessions]\nscope = "all"\ndirs = {{opencode = "{opencode.as_posix()}", '
+        f'claude-code = "{claude.as_posix()}"}}\n',
         encoding="utf-8",
     )
     (tmp_path / "notes").mkdir()

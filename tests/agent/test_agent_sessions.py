@@ -156,7 +156,8 @@ def test_missing_agent_folders_only_warn(open_memory: MemoryFactory, tmp_path: P
     memory = open_memory(**sessions_config(tmp_path / "none-oc", tmp_path / "none-cc"))
     report = memory.index_sessions()
     assert report.new == 0 and len(report.warnings) == 2
-    assert "opencode_dir" in report.warnings[0] and "claude_dir" in report.warnings[1]
+    # One warning per host, naming the setting that points at its folder (registry order).
+    assert "dirs = {claude-code" in report.warnings[0] and "dirs = {opencode" in report.warnings[1]
 
 
 def test_rebuild_brings_sessions_back_when_enabled(memory: Memory) -> None:

@@ -19,7 +19,7 @@ from filelock import FileLock
 
 from agent_support import wait_until
 from engram.hosts import quiet
-from engram.ingest.sessions.claude_code import project_folder_name
+from engram.hosts.claude_code.sessions import project_folder_name
 
 ENGRAM = Path(sys.executable).parent / "engram"
 PNPM = "I prefer pnpm over npm for every package in this project."

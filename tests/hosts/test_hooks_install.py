@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engram.hosts import claude_code
+from engram.hosts.claude_code import install as claude_code
 from engram.hosts.command import is_ours
 from support import cli
 

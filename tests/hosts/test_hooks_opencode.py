@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 from engram.config import load_config
-from engram.hosts import opencode, prompt_index
+from engram.hosts import prompt_index
+from engram.hosts.job import HookJob
+from engram.hosts.opencode import install as opencode
 from engram.memory import Memory
 from support import cli
 
@@ -391,7 +393,7 @@ def test_opencode_1_adds_the_memories_relevant_to_each_new_message(
     with Memory.open(load_config(start=project)) as memory:
         memory.remember(MEMORY)
         memory.remember("The billing service is owned by Alice.")
-        job = {"project": str(project), "config_file": None}
+        job = HookJob("prompt", project, project)
         prompt_index.write(project, prompt_index.build(memory.writer, job))
     assert cli(capsys, "hooks", "install", "opencode", "--scope", "project")[0] == 0
     plugin = project / ".opencode" / "plugins" / "engram.js"

@@ -198,7 +198,7 @@ def sessions_project(root: Path, sessions: Path, embedder: str) -> Path:
     return project(
         root,
         f'{embedder}\n[store]\nbackend = "sqlite"\n[sessions]\nenabled = true\nscope = "all"\n'
-        f'opencode_dir = "{opencode}"\nclaude_dir = "{claude}"\n',
+        f'dirs = {{opencode = "{opencode}", claude-code = "{claude}"}}\n',
     )
 
 

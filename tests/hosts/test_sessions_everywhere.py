@@ -21,8 +21,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     opencode, claude = copy_fixtures(tmp_path / "agents")
     (tmp_path / "engram.toml").write_text(
         '[embedder]\nprovider = "hash"\n\n[vault]\npaths = ["notes"]\n\n'
-        f'[sessions]\nenabled = false\nscope = "all"\nopencode_dir = {str(opencode)!r}\n'
-        f"claude_dir = {str(claude)!r}\n",
+        f'[sessions]\nenabled = false\nscope = "all"\ndirs = {{opencode = {str(opencode)!r}, '
+        f"claude-code = {str(claude)!r}}}\n",
         encoding="utf-8",
     )
     write_vault(tmp_path / "notes", {"deploy.md": "# Deploy\n\nRoll back with make rollback.\n"})

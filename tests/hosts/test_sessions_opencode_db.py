@@ -72,7 +72,7 @@ def world(tmp_path: Path) -> tuple[Path, Path, OpenCodeDb]:
     db.message("ses_ops_1", "user", text("Deploy on Fly.io and use yarn over npm."))
     (shop / "engram.toml").write_text(
         '[embedder]\nprovider = "hash"\n[store]\nbackend = "sqlite"\n'
-        f'[sessions]\nagents = ["opencode"]\nopencode_dir = "{data.as_posix()}"\n',
+        f'[sessions]\nagents = ["opencode"]\ndirs = {{opencode = "{data.as_posix()}"}}\n',
         encoding="utf-8",
     )
     return shop, data, db
@@ -164,7 +164,7 @@ def test_the_legacy_tree_alone_is_scoped_to_the_project(tmp_path: Path) -> None:
     session_file.write_text(json.dumps({**info, "directory": str(shop)}), encoding="utf-8")
     (shop / "engram.toml").write_text(
         '[embedder]\nprovider = "hash"\n'
-        f'[sessions]\nagents = ["opencode"]\nopencode_dir = "{data.as_posix()}"\n',
+        f'[sessions]\nagents = ["opencode"]\ndirs = {{opencode = "{data.as_posix()}"}}\n',
         encoding="utf-8",
     )
     assert sessions(shop)["new"] == 1

@@ -20,8 +20,8 @@ from engram.config import load_config
 from engram.default_plugins.rules_extractor import RulesExtractor
 from engram.extraction import OVERLAP, Window, split_windows
 from engram.hookspecs import hookimpl
+from engram.hosts.claude_code.sessions import ClaudeCodeSource
 from engram.ingest.sessions.base import SessionRef
-from engram.ingest.sessions.claude_code import ClaudeCodeSource
 from engram.memory import Memory
 from engram.memory_files import memory_files
 from engram.models import ExtractedMemory, ExtractionMode, Message
@@ -378,8 +378,8 @@ def test_sessions_are_captured_once_per_growth(
     cfg = sessions_config(opencode, claude)["sessions"]
     (root / "engram.toml").write_text(
         '[embedder]\nprovider = "hash"\n[capture]\ncooldown_seconds = 0\n[sessions]\n'
-        f'enabled = true\nscope = "all"\nopencode_dir = "{cfg["opencode_dir"]}"\n'
-        f'claude_dir = "{cfg["claude_dir"]}"\n',
+        f'enabled = true\nscope = "all"\ndirs = {{opencode = "{cfg["dirs"]["opencode"]}", '
+        f'claude-code = "{cfg["dirs"]["claude-code"]}"}}\n',
         encoding="utf-8",
     )
     monkeypatch.chdir(root)

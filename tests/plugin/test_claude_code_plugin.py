@@ -205,8 +205,8 @@ def world(tmp_path: Path) -> dict[str, Any]:
         '[embedder]\nprovider = "hash"\n[store]\nbackend = "sqlite"\n'
         # A small block at session start: the decision only, so a prompt has more to add.
         "[recall]\nbudget = 90\n"
-        f'[sessions]\nenabled = true\nscope = "all"\nopencode_dir = "{opencode}"\n'
-        f'claude_dir = "{claude}"\n',
+        f'[sessions]\nenabled = true\nscope = "all"\n'
+        f'dirs = {{opencode = "{opencode}", claude-code = "{claude}"}}\n',
         encoding="utf-8",
     )
     home = tmp_path / "home"

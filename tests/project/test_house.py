@@ -131,7 +131,7 @@ def test_the_unit_check_finds_a_loop_no_module_closes() -> None:
     assert "engram.ingest" in units["engram.memory_chunks"]
     # A session reader importing the writer: no module cycle (nothing the writer imports reads
     # sessions), but the ingest floor would stand both under and over the writer.
-    reader = "engram.ingest.sessions.claude_code"
+    reader = "engram.ingest.sessions.sync"
     planted = {**graph, reader: {*graph[reader], "engram.writer"}}
     assert find_cycle(planted) is None
     cycle = find_cycle(unit_graph(planted))

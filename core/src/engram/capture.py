@@ -284,7 +284,7 @@ def _text(content: str | list[dict[str, Any]]) -> str:
 
 def _jsonl(text: str, name: str) -> list[Message]:
     """A Claude Code transcript, read by the same reader ``engram sessions`` uses."""
-    from engram.ingest.sessions.claude_code import parse_transcript
+    from engram.ingest.sessions import registry
 
     first = text.splitlines()[0]
     try:
@@ -294,7 +294,7 @@ def _jsonl(text: str, name: str) -> list[Message]:
             f"{name} is neither JSON messages nor a JSON Lines transcript (line 1 is not JSON); "
             'give [{"role": "user", "content": "..."}] or a Claude Code .jsonl file'
         ) from None
-    transcript = parse_transcript(text.encode("utf-8"), name, "capture")
+    transcript = registry.load("claude-code").read_transcript(text.encode("utf-8"), name, "capture")
     if not transcript.turns:
         raise TranscriptError(
             f"{name} holds no user or assistant messages (is it a Claude Code transcript?)"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -218,21 +219,49 @@ class CaptureConfig(_Section):
     summaries: bool = True
 
 
-SessionAgent = Literal["opencode", "claude-code"]
-_SESSION_AGENTS: tuple[SessionAgent, ...] = ("opencode", "claude-code")
+# The fields older configs named each host's folder with, and the host each one means.
+_OLD_SESSION_DIRS = {"opencode_dir": "opencode", "claude_dir": "claude-code"}
 
 
 class SessionsConfig(_Section):
-    """Agent transcripts indexed as a second source (``source = "sessions"``); opt-in."""
+    """Agent transcripts indexed as a second source (``source = "sessions"``); opt-in. Hosts are
+    named as ``engram.ingest.sessions.registry`` names them; an unknown name is an error when
+    the sessions are read (this floor cannot import the hosts)."""
 
     enabled: bool = False
-    agents: list[SessionAgent] = Field(default_factory=lambda: list(_SESSION_AGENTS))
+    # The hosts whose transcripts are read; None: every host engram knows.
+    agents: list[str] | None = None
     # project: only sessions that ran in this project's folder (or one inside it); all: every
     # session the agents kept, whichever project it belonged to.
     scope: Literal["project", "all"] = "project"
-    # None: the agent's own default ($XDG_DATA_HOME/opencode/storage, ~/.claude/projects).
-    opencode_dir: Path | None = None
-    claude_dir: Path | None = None
+    # A host's transcript folder, by host name; a host not named reads its own default
+    # ($XDG_DATA_HOME/opencode, $CLAUDE_CONFIG_DIR/projects, ...).
+    dirs: dict[str, Path] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_dirs(cls, data: Any) -> Any:
+        """``opencode_dir`` / ``claude_dir`` (older configs): still read, into ``dirs``, with a
+        warning that names the new spelling; both spellings for one host is an error."""
+        if not isinstance(data, dict) or not set(data) & set(_OLD_SESSION_DIRS):
+            return data
+        data = dict(data)
+        dirs = dict(data.get("dirs") or {})
+        for old, host in _OLD_SESSION_DIRS.items():
+            if old not in data:
+                continue
+            value = data.pop(old)
+            if host in dirs:
+                raise ValueError(f"{old} and dirs.{host} both set; keep dirs.{host} only")
+            warnings.warn(
+                f"[sessions] {old} is deprecated: write dirs = {{{host} = {str(value)!r}}} instead",
+                FutureWarning,
+                stacklevel=2,
+            )
+            if value is not None:
+                dirs[host] = value
+        data["dirs"] = dirs
+        return data
 
 
 class OriginConfig(_Section):

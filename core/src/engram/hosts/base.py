@@ -1,7 +1,9 @@
 """What every agent host is to engram: the files ``engram hooks install`` writes (and
 ``uninstall`` removes), what the host sends a hook on stdin, how the recall block goes back to
-it, and where its transcripts are. A new host (Cursor, Codex CLI, Gemini CLI…) is one module
-that implements ``Host`` plus one line in ``engram.hosts.registry``."""
+it, where its transcripts are and how they are read. A new host (Cursor, Codex CLI, Gemini
+CLI…) is one folder, ``engram/hosts/<name>/``, whose package holds a class that implements
+``Host``, plus one ``register`` line in ``engram.ingest.sessions.registry``; the conformance
+suite ``engram.testing.host_suite`` says what each method must do."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from engram.hosts.events import EVENTS
 
 if TYPE_CHECKING:
     from engram.hosts.files import Change
+    from engram.ingest.sessions.base import SessionSource
 
 __all__ = ["EVENTS", "HookPayload", "Host", "folder_of", "generic_payload", "plain_output"]
 
@@ -63,6 +66,14 @@ class Host(Protocol):
 
     def transcript_root(self, payload: HookPayload) -> Path | None:
         """Where this host keeps transcripts, when the payload or environment says."""
+        ...
+
+    def sessions_dir(self) -> Path:
+        """Where the host keeps transcripts when ``[sessions] dirs`` does not say."""
+        ...
+
+    def session_source(self, root: Path, project: Path | None) -> SessionSource:
+        """The host's transcripts under ``root``; ``project`` keeps those run inside it."""
         ...
 
 

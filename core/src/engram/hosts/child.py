@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from engram.hosts import quiet
+from engram.hosts.job import HookJob
 
 
 def run_worker(
-    job: dict[str, Any], cwd: Path, remaining: float, cap: float | None = None
+    job: HookJob, cwd: Path, remaining: float, cap: float | None = None
 ) -> dict[str, Any]:
     """Run ``job`` in ``engram.hosts.worker`` (own process group), killed after ``remaining``
     seconds; its result, or ``{"ok": False, "error": ...}``. Whether it worked is noted for the
@@ -26,7 +27,7 @@ def run_worker(
     return result
 
 
-def _run(job: dict[str, Any], cwd: Path, remaining: float, cap: float | None) -> dict[str, Any]:
+def _run(job: HookJob, cwd: Path, remaining: float, cap: float | None) -> dict[str, Any]:
     argv = [sys.executable, "-P", "-m", "engram.hosts.worker"]
     group: dict[str, Any] = (
         {"start_new_session": True}
@@ -42,7 +43,7 @@ def _run(job: dict[str, Any], cwd: Path, remaining: float, cap: float | None) ->
         **group,
     )
     try:
-        out, err = proc.communicate(json.dumps(job).encode(), timeout=remaining)
+        out, err = proc.communicate(job.dumps().encode(), timeout=remaining)
     except subprocess.TimeoutExpired:
         _kill(proc)
         cap = remaining if cap is None else cap

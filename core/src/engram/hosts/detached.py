@@ -11,7 +11,6 @@ finishes and goes round once more, so the later session's turns are not left beh
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from typing import Any
 
 from engram.hosts.child import run_worker
 from engram.hosts.events import CAPTURE_TIMEOUT
+from engram.hosts.job import HookJob
 
 __all__ = ["CAPTURE_TIMEOUT", "pending", "run", "spawn", "state_dir"]
 
@@ -38,11 +38,11 @@ def state_dir(project: Path) -> Path:
     return project / ".engram"
 
 
-def spawn(job: dict[str, Any], project: Path) -> subprocess.Popen[bytes]:
+def spawn(job: HookJob, project: Path) -> subprocess.Popen[bytes]:
     """Start the detached capture for ``project``; returns at once."""
     folder = state_dir(project)
     folder.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-P", "-m", "engram.hosts.detached", json.dumps(job)]
+    argv = [sys.executable, "-P", "-m", "engram.hosts.detached", job.dumps()]
     with (folder / LOG).open("ab") as log:
         options: dict[str, Any] = (
             {"start_new_session": True}
@@ -65,17 +65,17 @@ def log(message: str) -> None:
     print(f"{stamp} [{os.getpid()}] {message}", flush=True)
 
 
-def run(job: dict[str, Any]) -> int:
+def run(job: HookJob) -> int:
     """Take the lock (or leave the marker and go), then capture until nobody asks for more."""
     from filelock import FileLock, Timeout  # here: the hook that only spawns us stays light
 
-    folder = state_dir(Path(job["project"]))
+    folder = state_dir(job.project)
     lock = FileLock(folder / LOCK)
     try:
         lock.acquire(timeout=0)
     except Timeout:
         (folder / AGAIN).touch()
-        log(f"{job['event']}: a capture is already running here; it will take this one's turns")
+        log(f"{job.event}: a capture is already running here; it will take this one's turns")
         return 0
     try:
         (folder / PID).write_text(str(os.getpid()), encoding="utf-8")
@@ -84,16 +84,16 @@ def run(job: dict[str, Any]) -> int:
                 (folder / AGAIN).unlink()
             started = time.monotonic()
             began_ns = time.time_ns()
-            cap = float(job.get("capture_timeout") or CAPTURE_TIMEOUT)
-            result = run_worker({**job, "event": "capture"}, Path(job["cwd"]), cap)
+            cap = job.capture_timeout
+            result = run_worker(job.but(event="capture"), job.cwd, cap)
             took = f"{time.monotonic() - started:.1f} s"
             if result.get("ok"):
                 for note in result.get("notes") or []:
                     log(f"warning: {note}")
-                log(f"{job['event']}: {result.get('summary', 'done')} ({took})")
+                log(f"{job.event}: {result.get('summary', 'done')} ({took})")
                 _mark_done(folder, began_ns)
             else:
-                log(f"{job['event']}: capture failed: {result.get('error')} ({took})")
+                log(f"{job.event}: capture failed: {result.get('error')} ({took})")
             if not (folder / AGAIN).exists():
                 break
     finally:
@@ -146,7 +146,7 @@ def main() -> int:
         with contextlib.suppress(OSError):
             os.nice(10)
     try:
-        return run(json.loads(sys.argv[1]))
+        return run(HookJob.loads(sys.argv[1]))
     except BaseException as exc:  # a detached process has nobody to tell but its log
         log(f"capture failed: {type(exc).__name__}: {exc}")
         return 0

@@ -9,7 +9,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from engram.hosts.events import CAPTURE_TIMEOUT, EVENTS, HOST_NAMES, RunArgs
+from engram.hosts.events import CAPTURE_TIMEOUT, EVENTS, RunArgs
+from engram.ingest.sessions.registry import names as host_names
 
 MIN_SECONDS = 0.01  # what the typer options accept, at least
 
@@ -37,7 +38,8 @@ def parse(args: Sequence[str]) -> RunArgs | None:
     host = values.get("--host")
     timeout = _seconds(values.get("--timeout", "60"))
     capture = _seconds(values.get("--capture-timeout", str(CAPTURE_TIMEOUT)))
-    if event is None or (host is not None and host not in HOST_NAMES) or None in (timeout, capture):
+    unknown_host = host is not None and host not in host_names()
+    if event is None or unknown_host or None in (timeout, capture):
         return None
     config = values.get("config")
     return RunArgs(event, host, timeout or 60.0, capture or CAPTURE_TIMEOUT, _path(config))

@@ -11,8 +11,6 @@ from pathlib import Path
 # Our events: recall at the start, capture at the end and before the host compacts, and the
 # few memories relevant to each new prompt.
 EVENTS = ("session-start", "session-end", "pre-compact", "prompt")
-# engram.hosts.registry's hosts, by name (tests/hosts/test_hooks_prompt.py checks they agree).
-HOST_NAMES = ("claude-code", "opencode")
 CAPTURE_TIMEOUT = 600.0  # seconds one round of indexing and capture may take, at most
 
 

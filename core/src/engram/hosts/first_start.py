@@ -19,10 +19,13 @@ import os
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.config_files import default_user_dir, find_project_file, user_config_path
 from engram.hosts import quiet
+
+if TYPE_CHECKING:
+    from engram.hosts.job import HookJob
 
 # EngramConfig's sections ("root" is no section: a file that sets it takes the full path).
 SECTIONS = frozenset(
@@ -56,7 +59,7 @@ FILE_VARIABLES = frozenset({"ENGRAM_CONFIG", "ENGRAM_USER_CONFIG"})
 MEMORY_SUFFIXES = (".md", ".markdown")
 
 
-def nothing_to_recall(job: dict[str, Any]) -> bool:
+def nothing_to_recall(job: HookJob) -> bool:
     """Whether the memory folders hold no memory file (then the stamp is written, as a worker
     that found nothing writes it); False whenever that cannot be told cheaply and surely."""
     try:
@@ -75,13 +78,13 @@ def nothing_to_recall(job: dict[str, Any]) -> bool:
         return False
 
 
-def memory_folders(job: dict[str, Any]) -> list[Path] | None:
+def memory_folders(job: HookJob) -> list[Path] | None:
     """The resolved memory folders ``memory_folders(load_config(...))`` gives for this job
     (project, user, external; each once), or None when the files say more than is read here."""
-    if job.get("overrides") or _steered(os.environ):
+    if job.overrides or _steered(os.environ):
         return None
-    explicit = job.get("config_file")
-    project = Path(explicit).resolve() if explicit else find_project_file(Path(job["project"]))
+    explicit = job.config_file
+    project = explicit.resolve() if explicit else find_project_file(job.project)
     if project is not None and not project.is_file():
         return None
     memory: dict[str, Any] = {}
@@ -92,7 +95,7 @@ def memory_folders(job: dict[str, Any]) -> list[Path] | None:
         if table is None:
             return None
         memory |= table
-    root = project.parent if project else Path(job["project"]).resolve()
+    root = project.parent if project else job.project.resolve()
     return _folders(memory, root)
 
 

@@ -17,9 +17,12 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.hosts import prompt_index
+
+if TYPE_CHECKING:
+    from engram.hosts.job import HookJob
 
 BUDGET_TOKENS = 300  # the most the block may add to a prompt (estimated: 4 characters a token)
 LIMIT = 3  # memories at most
@@ -37,7 +40,7 @@ def tokens_of(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-def answer(job: dict[str, Any], prompt: str, session_id: str | None, budget: float) -> str:
+def answer(job: HookJob, prompt: str, session_id: str | None, budget: float) -> str:
     """The block for ``prompt`` ("" for nothing), given up after ``budget`` seconds."""
     box: list[str] = []
     worker = threading.Thread(
@@ -48,10 +51,10 @@ def answer(job: dict[str, Any], prompt: str, session_id: str | None, budget: flo
     return box[0] if box else ""
 
 
-def _answer(job: dict[str, Any], prompt: str, session_id: str | None) -> str:
+def _answer(job: HookJob, prompt: str, session_id: str | None) -> str:
     from engram.redact import strip_private
 
-    project = Path(job["project"])
+    project = job.project
     query = prompt_index.terms(strip_private(prompt))
     snapshot = prompt_index.load(project)
     if snapshot is None or not prompt_index.fresh(snapshot, job):

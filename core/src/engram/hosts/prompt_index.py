@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engram.hosts import quiet
+from engram.hosts.job import HookJob
 
 if TYPE_CHECKING:
     from engram.writer import Writer
@@ -147,7 +148,7 @@ def files_digest(folders: list[Path]) -> str:
     return hashlib.sha256(json.dumps(found).encode()).hexdigest()
 
 
-def build(writer: Writer, job: dict[str, Any]) -> dict[str, Any]:
+def build(writer: Writer, job: HookJob) -> dict[str, Any]:
     """The snapshot of every live memory the writer sees (project, user and external folders),
     digests taken before the files are read so a change made meanwhile shows as stale."""
     from engram.document_ids import document_path
@@ -204,9 +205,9 @@ def write(project: Path, snapshot: dict[str, Any]) -> None:
         os.replace(temp, path)
 
 
-def refresh_if_stale(writer: Writer, job: dict[str, Any]) -> None:
+def refresh_if_stale(writer: Writer, job: HookJob) -> None:
     """Write the snapshot unless the one on disk still matches the files and settings."""
-    project = Path(job["project"])
+    project = job.project
     current = load(project)
     if current is not None and fresh(current, job):
         return
@@ -223,7 +224,7 @@ def load(project: Path) -> dict[str, Any] | None:
     return data
 
 
-def fresh(snapshot: dict[str, Any], job: dict[str, Any]) -> bool:
+def fresh(snapshot: dict[str, Any], job: HookJob) -> bool:
     """Whether the snapshot still matches every input, by stats alone."""
     try:
         folders = [Path(f) for f in snapshot["folders"]]
@@ -235,9 +236,9 @@ def fresh(snapshot: dict[str, Any], job: dict[str, Any]) -> bool:
         return False
 
 
-def spawn_refresh(job: dict[str, Any]) -> None:
+def spawn_refresh(job: HookJob) -> None:
     """Start a detached refresh (at most one per project at a time); returns at once."""
-    project = Path(job["project"])
+    project = job.project
     marker = project / ".engram" / REFRESHING
     with contextlib.suppress(OSError):
         if time.time() - marker.stat().st_mtime < REFRESH_GRACE:
@@ -247,7 +248,7 @@ def spawn_refresh(job: dict[str, Any]) -> None:
     try:
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.touch()
-        argv = [sys.executable, "-P", "-m", "engram.hosts.prompt_index", json.dumps(job)]
+        argv = [sys.executable, "-P", "-m", "engram.hosts.prompt_index", job.dumps()]
         options: dict[str, Any] = (
             {"start_new_session": True}
             if os.name == "posix"
@@ -271,11 +272,10 @@ def main() -> int:
     from engram.config import load_config
     from engram.memory import Memory
 
-    job = json.loads(sys.argv[1])
-    project = Path(job["project"])
+    job = HookJob.loads(sys.argv[1])
+    project = job.project
     try:
-        config_file = Path(job["config_file"]) if job.get("config_file") else None
-        config = load_config(job.get("overrides") or None, project_file=config_file, start=project)
+        config = load_config(job.overrides or None, project_file=job.config_file, start=project)
         with Memory.open(config) as memory:
             refresh_if_stale(memory.writer, job)
     except Exception:  # nobody to tell: the next prompt tries again after the grace period

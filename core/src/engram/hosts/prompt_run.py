@@ -7,13 +7,14 @@ is one line on stderr."""
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engram.config_files import find_project_file
+from engram.hosts.base import plain_output
+from engram.hosts.job import HookJob
 from engram.hosts.payload import PAYLOAD_WAIT, read_payload
 
 if TYPE_CHECKING:
@@ -49,13 +50,8 @@ def _answer(parsed: RunArgs) -> tuple[str, str]:
         return "", f"engram: {cwd} is no engram project (no engram.toml); skipped"
     if not isinstance(text, str) or not text.strip():
         return "", ""
-    job: dict[str, Any] = {
-        "event": "prompt",
-        "cwd": str(cwd),
-        "project": str(project),
-        "config_file": str(parsed.config_file.resolve()) if parsed.config_file else None,
-        "overrides": {},
-    }
+    config_file = parsed.config_file.resolve() if parsed.config_file else None
+    job = HookJob("prompt", cwd, project, config_file)
     budget = max(min(prompt.TIME_BUDGET, deadline - time.monotonic()), 0.01)
     found = prompt.answer(job, text, session_id if isinstance(session_id, str) else None, budget)
     return _output(parsed.host, found), ""
@@ -80,10 +76,10 @@ def _project(cwd: Path, config_file: Path | None) -> Path | None:
 
 
 def _output(host: str | None, text: str) -> str:
-    """Claude Code's UserPromptSubmit JSON, else the block as plain text ("" for nothing)."""
-    if not text.strip():
-        return ""
-    if host == "claude-code":
-        output = {"hookEventName": "UserPromptSubmit", "additionalContext": text}
-        return json.dumps({"hookSpecificOutput": output}) + "\n"
-    return text if text.endswith("\n") else text + "\n"
+    """The block in the host's own form (only that host's light module is loaded), else as
+    plain text ("" for nothing)."""
+    if host is None:
+        return plain_output("prompt", text)
+    from engram.hosts.registry import get
+
+    return get(host).output("prompt", text)

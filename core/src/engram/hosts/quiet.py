@@ -20,9 +20,12 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.config_files import find_project_file, user_config_path
+
+if TYPE_CHECKING:
+    from engram.hosts.job import HookJob
 
 STAMP = "recall.stamp"  # in the project's .engram folder
 FORMAT = 2  # of the stamp and the block it keeps: a stamp of another format is not used
@@ -63,16 +66,15 @@ def _tree(folder: Path) -> list[Any]:
     return found
 
 
-def settings_digest(job: dict[str, Any]) -> str:
+def settings_digest(job: HookJob) -> str:
     """What decides the config: its files' stats, the variables that steer it, the overrides."""
-    project = job.get("config_file")
     try:
-        found = Path(project) if project else find_project_file(Path(job["project"]))
+        found = job.config_file or find_project_file(job.project)
     except Exception:  # ENGRAM_CONFIG naming no file: let the full path say so
         found = None
     env = sorted((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIXES))
     user = user_config_path()
-    overrides = job.get("overrides") or {}
+    overrides = job.overrides
     return _digest([str(found), found and _stat(found), str(user), _stat(user), env, overrides])
 
 
@@ -84,12 +86,12 @@ def _digest(parts: Any) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def stamp_path(job: dict[str, Any]) -> Path:
-    return Path(job["project"]) / ".engram" / STAMP
+def stamp_path(job: HookJob) -> Path:
+    return job.project / ".engram" / STAMP
 
 
 def write(
-    job: dict[str, Any],
+    job: HookJob,
     settings: str,
     folders: list[Path],
     tree: str,
@@ -113,14 +115,14 @@ def write(
         os.replace(temp, path)
 
 
-def forget(job: dict[str, Any]) -> None:
+def forget(job: HookJob) -> None:
     with contextlib.suppress(OSError):
         stamp_path(job).unlink(missing_ok=True)
 
 
-def note_outcome(job: dict[str, Any], ok: bool) -> None:
+def note_outcome(job: HookJob, ok: bool) -> None:
     """Remember whether the last worker of this project worked (``healthy`` reads it)."""
-    marker = Path(job["project"]) / ".engram" / FAILED
+    marker = job.project / ".engram" / FAILED
     with contextlib.suppress(OSError):  # only a shortcut's guard: without it, starts are slower
         if ok:
             marker.unlink(missing_ok=True)
@@ -129,12 +131,12 @@ def note_outcome(job: dict[str, Any], ok: bool) -> None:
             marker.touch()
 
 
-def healthy(job: dict[str, Any]) -> bool:
+def healthy(job: HookJob) -> bool:
     """No worker failed here since the last one that worked (a shortcut may answer for it)."""
-    return not (Path(job["project"]) / ".engram" / FAILED).exists()
+    return not (job.project / ".engram" / FAILED).exists()
 
 
-def cached(job: dict[str, Any]) -> Cached | None:
+def cached(job: HookJob) -> Cached | None:
     """The last recall's block when the stamp holds and still matches every input, by stats
     alone; None otherwise."""
     if not healthy(job):
@@ -155,18 +157,18 @@ def cached(job: dict[str, Any]) -> Cached | None:
         return None
 
 
-def nothing_to_recall(job: dict[str, Any]) -> bool:
+def nothing_to_recall(job: HookJob) -> bool:
     """Whether the stamp holds, still matches every input, and its recall found nothing."""
     found = cached(job)
     return found is not None and not found.text
 
 
-def note_recalled(job: dict[str, Any], pairs: list[list[str]]) -> None:
+def note_recalled(job: HookJob, pairs: list[list[str]]) -> None:
     """Leave the (path, memory id) pairs a served block showed for the next capture to count
     (one JSON line per start; appends are atomic at this size)."""
     if not pairs:
         return
-    path = Path(job["project"]) / ".engram" / RECALLED
+    path = job.project / ".engram" / RECALLED
     # usage statistics: never worth failing a start
     with contextlib.suppress(OSError), path.open("a", encoding="utf-8") as out:
         out.write(json.dumps(pairs) + "\n")

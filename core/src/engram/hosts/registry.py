@@ -1,25 +1,26 @@
-"""The hosts engram knows, in one list: the CLI's choices, ``hooks install`` and the hook
-runner all read it, so adding a host is its module plus one entry here."""
+"""The hosts engram knows, as ``Host``s: the CLI's choices, ``hooks install`` and the hook
+runner read them here. The table itself, one ``register`` line per host, is
+``engram.ingest.sessions.registry`` (the floor every reader of it stands on)."""
 
 from __future__ import annotations
 
-from engram.errors import ConfigError
+from typing import cast
+
 from engram.hosts.base import Host
+from engram.ingest.sessions import registry as table
 
-__all__ = ["HOSTS", "Host", "get", "names"]
-from engram.hosts.claude_code import ClaudeCode
-from engram.hosts.opencode import OpenCode
-
-HOSTS: tuple[Host, ...] = (ClaudeCode(), OpenCode())
+__all__ = ["Host", "get", "hosts", "names"]
 
 
 def names() -> list[str]:
-    return [h.name for h in HOSTS]
+    return table.names()
 
 
 def get(name: str) -> Host:
     """The host called ``name``; an unknown name is an error listing the known ones."""
-    for host in HOSTS:
-        if host.name == name:
-            return host
-    raise ConfigError(f"unknown host {name!r}; engram knows {', '.join(names())}")
+    return cast(Host, table.load(name))
+
+
+def hosts() -> list[Host]:
+    """Every host, in the table's order."""
+    return [get(name) for name in names()]

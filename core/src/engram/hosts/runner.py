@@ -19,11 +19,12 @@ from engram.config_files import find_project_file
 from engram.hosts import detached, first_start, quiet
 from engram.hosts.base import HookPayload, Host, generic_payload, plain_output
 from engram.hosts.child import run_worker
+from engram.hosts.job import HookJob
 from engram.hosts.payload import PAYLOAD_LIMIT, PAYLOAD_WAIT, read_payload
 
 __all__ = ["PAYLOAD_LIMIT", "PAYLOAD_WAIT", "Outcome", "read_payload", "run_hook"]
-from engram.hosts.registry import HOSTS
 from engram.hosts.registry import get as get_host
+from engram.hosts.registry import hosts
 
 CATCHUP_SHARE = 0.5  # share of session-start's budget it may wait for the catch-up capture
 
@@ -60,7 +61,7 @@ def project_of(cwd: Path, config_file: Path | None) -> Path | None:
     found = find_project_file(cwd)
     if found is not None:
         return found.parent
-    return cwd if any(host.installed_in(cwd) for host in HOSTS) else None
+    return cwd if any(host.installed_in(cwd) for host in hosts()) else None
 
 
 def run_hook(
@@ -89,17 +90,17 @@ def run_hook(
     if event == "prompt":  # every prompt: files only, never a worker (engram.hosts.prompt)
         return _prompt(payload, cwd, project, config_file, overrides, host, deadline)
     root = host.transcript_root(payload) if host else None
-    job = {
-        "event": event,
-        "cwd": str(cwd),
-        "project": str(project),
-        "config_file": str(config_file.resolve()) if config_file else None,
-        "overrides": overrides or {},
-        "host": host_name,
-        "transcript_root": str(root) if root else None,
-        "capture_timeout": capture_timeout,
-        "session_id": payload.session_id,
-    }
+    job = HookJob(
+        event,
+        cwd,
+        project,
+        config_file.resolve() if config_file else None,
+        overrides or {},
+        host_name,
+        root,
+        capture_timeout,
+        payload.session_id,
+    )
     # Asked before the spawn: the new capture's own pid file must not count as work pending.
     transcripts = payload.transcript.parent if payload.transcript else None
     current = payload.transcript
@@ -139,20 +140,15 @@ def _prompt(
 
     if not (payload.prompt or "").strip():
         return Outcome()
-    job = {
-        "event": "prompt",
-        "cwd": str(cwd),
-        "project": str(project),
-        "config_file": str(config_file.resolve()) if config_file else None,
-        "overrides": overrides or {},
-    }
+    resolved = config_file.resolve() if config_file else None
+    job = HookJob("prompt", cwd, project, resolved, overrides or {})
     budget = max(min(prompt.TIME_BUDGET, deadline - time.monotonic()), 0.01)
     text = prompt.answer(job, payload.prompt or "", payload.session_id, budget)
     return Outcome(host.output("prompt", text) if host else plain_output("prompt", text))
 
 
 def _recall(
-    job: dict[str, Any], cwd: Path, host: Host | None, event: str, deadline: float, timeout: float
+    job: HookJob, cwd: Path, host: Host | None, event: str, deadline: float, timeout: float
 ) -> Outcome:
     """The recall block: the last one again when ``quiet`` says nothing it read has changed
     since; nothing when ``first_start`` finds no memory file to recall; else from a worker."""
@@ -162,7 +158,7 @@ def _recall(
             return Outcome()
         from engram.hosts import prompt
 
-        prompt.remember_seen(Path(job["project"]), job.get("session_id"), again.shown)
+        prompt.remember_seen(job.project, job.session_id, again.shown)
         quiet.note_recalled(job, again.recalled)  # counted by the next capture, off this clock
         return Outcome(host.output(event, again.text) if host else plain_output(event, again.text))
     if first_start.nothing_to_recall(job):

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engram.errors import EngramError, IndexDamaged
+from engram.hosts.job import HookJob
 
 if TYPE_CHECKING:
     from engram.config import EngramConfig
@@ -18,26 +18,20 @@ if TYPE_CHECKING:
 Result = dict[str, Any]
 
 
-def run_job(job: dict[str, Any]) -> Result:
+def run_job(job: HookJob) -> Result:
     """session-start → the recall block; capture → re-index the vault's changed notes, index
     this project's sessions, then capture the turns that grew since the last capture."""
     from engram import damage_mark
     from engram.config import load_config
     from engram.hosts import quiet
 
-    if job["event"] == "session-start":
+    if job.event == "session-start":
         quiet.forget(job)  # a stamp stands only for the recall that wrote it
     settings = quiet.settings_digest(job)  # before the config is read: a later edit shows
-    config_file = Path(job["config_file"]) if job.get("config_file") else None
-    config = load_config(
-        job.get("overrides") or None,
-        project_file=config_file,
-        start=Path(job.get("project") or job["cwd"]),
-    )
-    root = job.get("transcript_root")
-    if root and job.get("host") == "claude-code" and config.sessions.claude_dir is None:
-        # The host's own transcript tells where its transcripts are (CLAUDE_CONFIG_DIR & co).
-        config.sessions.claude_dir = Path(root)
+    config = load_config(job.overrides or None, project_file=job.config_file, start=job.project)
+    if job.transcript_root and job.host and job.host not in config.sessions.dirs:
+        # The host's own payload tells where its transcripts are (CLAUDE_CONFIG_DIR & co).
+        config.sessions.dirs[job.host] = job.transcript_root
     try:
         return _work(job, config, settings)
     except IndexDamaged as exc:
@@ -48,7 +42,7 @@ def run_job(job: dict[str, Any]) -> Result:
 
 
 def _work(
-    job: dict[str, Any], config: EngramConfig, settings: str, suspect: IndexDamaged | None = None
+    job: HookJob, config: EngramConfig, settings: str, suspect: IndexDamaged | None = None
 ) -> Result:
     from engram import recall as recalling
     from engram.hosts import prompt, prompt_index, quiet
@@ -56,13 +50,13 @@ def _work(
     from engram.scopes import memory_folders
 
     with Memory.open(config, suspect=suspect) as memory:
-        if job["event"] == "session-start":
+        if job.event == "session-start":
             folders = [f.path for f in memory_folders(config)]
             tree = quiet.folders_digest(folders)  # before recall reads them
             recall = recalling.recall(memory.writer, memory.searching, None, pinned=True)
             notes = [*memory.notices, *recall.warnings]
             shown = [k for i in recall.items for k in (i.memory_id, i.path) if k]
-            prompt.remember_seen(Path(job["project"]), job.get("session_id"), shown)
+            prompt.remember_seen(job.project, job.session_id, shown)
             if notes:  # the shortcut keeps a block, not what else a recall had to say
                 quiet.forget(job)
             else:
@@ -70,7 +64,7 @@ def _work(
                 quiet.write(job, settings, folders, tree, quiet.Cached(recall.text, shown, pairs))
             return {"ok": True, "text": recall.text, "notes": notes}
         # The accesses of a block the session-start shortcut served (engram.hosts.quiet).
-        memory.writer.access.record(quiet.take_recalled(Path(job["project"])))
+        memory.writer.access.record(quiet.take_recalled(job.project))
         # First: the per-prompt hook's snapshot, so the session's first prompts can use it.
         prompt_index.refresh_if_stale(memory.writer, job)
         vault = memory.index()
@@ -95,7 +89,7 @@ def main() -> int:
     result_fd = os.dup(1)
     os.dup2(2, 1)  # the work's own prints (and a C library's) land on stderr
     try:
-        job = json.loads(sys.stdin.read())
+        job = HookJob.loads(sys.stdin.read())
         result = run_job(job)
     except BaseException as exc:  # every failure is reported, none escapes
         result = {"ok": False, "error": describe(exc)}

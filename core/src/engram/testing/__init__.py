@@ -28,10 +28,12 @@ pytest.register_assert_rewrite(
     "engram.testing.state_machine",
     "engram.testing.migration",
     "engram.testing.origin_suite",
+    "engram.testing.host_suite",
 )
 
 from engram.testing.embedder_suite import EmbedderSuite  # noqa: E402
 from engram.testing.extractor_suite import ExtractorSuite  # noqa: E402
+from engram.testing.host_suite import HostSuite  # noqa: E402
 from engram.testing.integrity import SuiteIntegrity  # noqa: E402
 from engram.testing.origin_suite import OriginViewSuite  # noqa: E402
 from engram.testing.searcher_suite import SearcherSuite  # noqa: E402
@@ -40,6 +42,7 @@ from engram.testing.store_suite import StoreSuite  # noqa: E402
 __all__ = [
     "EmbedderSuite",
     "ExtractorSuite",
+    "HostSuite",
     "OriginViewSuite",
     "SearcherSuite",
     "StoreSuite",

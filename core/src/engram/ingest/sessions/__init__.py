@@ -1,6 +1,7 @@
 """Agent session transcripts as a second source (``source = "sessions"``).
 
-Each agent's storage has its own reader (``opencode``, ``claude_code``) that lists sessions with a
-cheap fingerprint and turns one session into user and assistant text; ``sync`` indexes them
-incrementally, one document per session (``sessions/<agent>/<session id>``).
+Each host's reader lives in its own folder (``engram.hosts.<name>.sessions``) and is reached
+through the hosts' table here (``registry``): it lists sessions with a cheap fingerprint and
+turns one session into user and assistant text (``base``); ``sync`` indexes them
+incrementally, one document per session (``sessions/<host>/<session id>``).
 """

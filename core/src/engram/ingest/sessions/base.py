@@ -70,6 +70,21 @@ class SessionSource(Protocol):
     def load(self, ref: SessionRef) -> Transcript: ...
 
 
+class SessionHost(Protocol):
+    """What indexing needs of a host (``engram.ingest.sessions.registry``): its transcripts."""
+
+    @property
+    def name(self) -> str: ...
+
+    def sessions_dir(self) -> Path:
+        """Where the host keeps transcripts when ``[sessions] dirs`` does not say."""
+        ...
+
+    def session_source(self, root: Path, project: Path | None) -> SessionSource:
+        """The host's transcripts under ``root``; ``project`` keeps those run inside it."""
+        ...
+
+
 def in_project(directory: str | None, project: Path | None) -> bool:
     """Whether a session that ran in ``directory`` belongs to ``project`` (the folder itself or
     one inside it); every session does when no project is given."""

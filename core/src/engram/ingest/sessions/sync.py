@@ -18,8 +18,8 @@ from engram.config import EngramConfig
 from engram.errors import ConfigError, EngramError
 from engram.ingest.engine import DocumentWriter, Pending, remove_documents
 from engram.ingest.report import IndexReport, Progress, Skipped
-from engram.ingest.sessions import claude_code, opencode
-from engram.ingest.sessions.base import SessionRef, SessionSource, Transcript
+from engram.ingest.sessions import registry
+from engram.ingest.sessions.base import SessionHost, SessionRef, SessionSource, Transcript
 from engram.models import Chunk, Document, Excerpt
 from engram.protocols import Embedder, Store
 from engram.redact import strip_private
@@ -28,17 +28,22 @@ SOURCE = "sessions"
 
 
 def session_sources(config: EngramConfig) -> list[SessionSource]:
-    """The transcript folders ``[sessions]`` asks for (agent defaults when unset)."""
+    """The transcript folders ``[sessions]`` asks for: each host ``agents`` names (every host
+    the registry knows when unset), in the folder ``dirs`` gives it or the host's own."""
     cfg = config.sessions
     project = config.root.resolve() if cfg.scope == "project" else None
+    unknown = sorted({*(cfg.agents or []), *cfg.dirs} - set(registry.names()))
+    if unknown:
+        raise ConfigError(
+            f"[sessions] names {', '.join(map(repr, unknown))}, which engram does not know; "
+            f"its hosts are {', '.join(registry.names())}"
+        )
     sources: list[SessionSource] = []
-    for agent in cfg.agents:
-        if agent == "opencode":
-            root = config.resolve(cfg.opencode_dir) if cfg.opencode_dir else opencode.default_root()
-            sources.append(opencode.OpenCodeSource(root, project))
-        else:
-            root = config.resolve(cfg.claude_dir) if cfg.claude_dir else claude_code.default_root()
-            sources.append(claude_code.ClaudeCodeSource(root, project))
+    for name in registry.names() if cfg.agents is None else cfg.agents:
+        host: SessionHost = registry.load(name)
+        folder = cfg.dirs.get(name)
+        root = config.resolve(folder) if folder else host.sessions_dir()
+        sources.append(host.session_source(root, project))
     return sources
 
 
@@ -77,7 +82,7 @@ def sync_sessions(
         if not source.root.exists():
             report.warnings.append(
                 f"{source.agent}: no transcripts at {source.root} (set [sessions] "
-                f"{'opencode_dir' if source.agent == 'opencode' else 'claude_dir'})"
+                f'dirs = {{{source.agent} = "..."}})'
             )
             continue
         refs, warnings = source.discover()

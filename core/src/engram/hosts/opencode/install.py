@@ -1,4 +1,4 @@
-"""OpenCode: a plugin file of ours, ``engram.js``, in its plugin folder
+"""OpenCode's install: a plugin file of ours, ``engram.js``, in its plugin folder
 (``~/.config/opencode/plugins/`` for the user, ``.opencode/plugins/`` in a project), loaded at
 startup. Its ``event`` handler runs ``engram hooks run session-start`` on ``session.created`` and
 hands the block to the session as context (``client.session.prompt`` with ``noReply``), runs
@@ -31,13 +31,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from engram.errors import ConfigError
-from engram.hosts.base import HookPayload, generic_payload, plain_output
 from engram.hosts.command import run_argv
 from engram.hosts.files import Change, read_text
 
+# The host's name in the hook command lines: ``engram.hosts.opencode.HOST`` (not imported:
+# that module imports this one; the host suite checks the lines name the host).
 HOST = "opencode"
 FILE_NAME = "engram.js"
 MARKER = "// engram-hooks: written by `engram hooks install opencode`"
@@ -188,40 +188,6 @@ export default {{ id: "engram", server, setup }};
 """
 
 
-class OpenCode:
-    """OpenCode as a ``Host``."""
-
-    name = HOST
-    scopes = ("user", "project")
-
-    def plan_install(
-        self, scope: str, project_dir: Path, base: list[str], config: Path | None
-    ) -> Change:
-        return plan_install(plugin_dir(scope, project_dir), base, config)
-
-    def plan_uninstall(self, scope: str, project_dir: Path) -> Change:
-        return plan_uninstall(plugin_dir(scope, project_dir))
-
-    def installed_in(self, folder: Path) -> bool:
-        path = plugin_dir("project", folder) / FILE_NAME
-        try:
-            return _ours_or_none(path) is not None
-        except ConfigError:
-            return False
-
-    def parse_payload(self, raw: dict[str, Any] | None) -> HookPayload:
-        return generic_payload(raw)  # our plugin sends {cwd, session_id}
-
-    def output(self, event: str, text: str) -> str:
-        return plain_output(event, text)
-
-    def transcript_root(self, payload: HookPayload) -> Path | None:
-        from engram.ingest.sessions.opencode import default_root  # not at start-up: heavy
-
-        root = default_root()
-        return root if root.is_dir() else None
-
-
 def plugin_dir(scope: str, project_dir: Path) -> Path:
     """OpenCode's plugin folder: XDG config home (as OpenCode reads it) or the project's."""
     if scope == "project":
@@ -253,6 +219,14 @@ def plan_install(folder: Path, base: list[str], config: Path | None = None) -> C
 def plan_uninstall(folder: Path) -> Change:
     path = folder / FILE_NAME
     return Change(path, _ours_or_none(path), None)
+
+
+def installed_in(folder: Path) -> bool:
+    """Whether our plugin file is in this very project's plugin folder."""
+    try:
+        return _ours_or_none(plugin_dir("project", folder) / FILE_NAME) is not None
+    except ConfigError:
+        return False
 
 
 def _ours_or_none(path: Path) -> str | None:

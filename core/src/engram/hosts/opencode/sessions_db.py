@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from engram.hosts.opencode.sessions_tree import parts_text
 from engram.ingest.sessions.base import (
     SAFE_ID,
     SessionRef,
@@ -32,7 +33,6 @@ from engram.ingest.sessions.base import (
     in_project,
     iso_from_millis,
 )
-from engram.ingest.sessions.opencode_tree import parts_text
 
 AGENT = "opencode"
 DB_NAME = "opencode.db"

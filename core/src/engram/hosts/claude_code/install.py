@@ -1,4 +1,4 @@
-"""Claude Code: ``hooks.SessionStart`` / ``SessionEnd`` / ``PreCompact`` in its settings
+"""Claude Code's install: ``hooks.SessionStart`` / ``SessionEnd`` / ``PreCompact`` in its settings
 (``$CLAUDE_CONFIG_DIR/settings.json``, else ``~/.claude/settings.json``, for the user;
 ``.claude/settings.json`` in a project; ``.claude/settings.local.json`` for this project on this
 machine only), merged into what is there: every other key and every other hook stays as it was.
@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from engram.errors import ConfigError
-from engram.hosts.base import HookPayload, folder_of, generic_payload
 from engram.hosts.command import HOST_TIMEOUT, run_argv, shell_command
 from engram.hosts.command import is_ours as _is_ours
 from engram.hosts.files import Change, read_text
 
+# The host's name in the hook command lines: ``engram.hosts.claude_code.HOST`` (not imported:
+# that module imports this one; the host suite checks the lines name the host).
 HOST = "claude-code"
 # Our event → (Claude Code's event, its matcher: every source of a start, every end reason,
 # both kinds of compaction).
@@ -31,73 +32,29 @@ EVENTS = {
     "pre-compact": ("PreCompact", "manual|auto"),
     "prompt": ("UserPromptSubmit", ""),
 }
-# Claude Code's name for the event whose output we answer with additional context.
-CONTEXT_EVENTS = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
 Settings = dict[str, Any]
 
 
 def settings_path(scope: str, project_dir: Path) -> Path:
     if scope == "user":
         # Imported here: the session-start hook loads this module and must stay light.
-        from engram.ingest.sessions.claude_code import config_dir
+        from engram.hosts.claude_code.sessions import config_dir
 
         return config_dir() / "settings.json"
     name = "settings.local.json" if scope == "local" else "settings.json"
     return project_dir / ".claude" / name
 
 
-class ClaudeCode:
-    """Claude Code as a ``Host``."""
-
-    name = HOST
-    scopes = ("user", "project", "local")
-
-    def plan_install(
-        self, scope: str, project_dir: Path, base: list[str], config: Path | None
-    ) -> Change:
-        return plan_install(settings_path(scope, project_dir), base, config)
-
-    def plan_uninstall(self, scope: str, project_dir: Path) -> Change:
-        return plan_uninstall(settings_path(scope, project_dir))
-
-    def installed_in(self, folder: Path) -> bool:
-        for scope in ("project", "local"):
-            try:
-                _, settings = _load(settings_path(scope, folder))
-            except ConfigError:
-                continue
-            if any(_is_ours(c, "session-end") for c in hook_commands(settings, "SessionEnd")):
-                return True
-        return False
-
-    def parse_payload(self, raw: dict[str, Any] | None) -> HookPayload:
-        base = generic_payload(raw)
-        transcript = (raw or {}).get("transcript_path")
-        event = (raw or {}).get("hook_event_name")
-        path = Path(transcript) if isinstance(transcript, str) and transcript else None
-        return HookPayload(
-            base.cwd,
-            base.session_id,
-            path if path is not None and path.suffix == ".jsonl" else None,
-            event if isinstance(event, str) else None,
-            base.prompt,
-        )
-
-    def output(self, event: str, text: str) -> str:
-        """SessionStart's and UserPromptSubmit's JSON (``hookSpecificOutput.
-        additionalContext``); else nothing."""
-        name = CONTEXT_EVENTS.get(event)
-        if name is None or not text.strip():
-            return ""
-        output = {"hookEventName": name, "additionalContext": text}
-        return json.dumps({"hookSpecificOutput": output}) + "\n"
-
-    def transcript_root(self, payload: HookPayload) -> Path | None:
-        """The projects folder the host's own transcript lives in (``<root>/<project>/<id>
-        .jsonl``): it follows ``CLAUDE_CONFIG_DIR`` without our having to."""
-        if payload.transcript is not None:
-            return folder_of(str(payload.transcript.parent.parent))
-        return None
+def installed_in(folder: Path) -> bool:
+    """Whether our hooks are in this very project's settings (shared or local)."""
+    for scope in ("project", "local"):
+        try:
+            _, settings = _load(settings_path(scope, folder))
+        except ConfigError:
+            continue
+        if any(_is_ours(c, "session-end") for c in hook_commands(settings, "SessionEnd")):
+            return True
+    return False
 
 
 def plan_install(path: Path, base: list[str], config: Path | None = None) -> Change:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from engram.hosts.opencode.sessions_db import DB_NAME, OpenCodeDatabase
+from engram.hosts.opencode.sessions_tree import OpenCodeTree
 from engram.ingest.sessions.base import SessionRef, Transcript
-from engram.ingest.sessions.opencode_db import DB_NAME, OpenCodeDatabase
-from engram.ingest.sessions.opencode_tree import OpenCodeTree
 
 AGENT = "opencode"
 
