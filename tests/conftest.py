@@ -52,6 +52,6 @@ def team_server(
     return get
 
 
-# The example plugin is not installed in the dev venv; core/tests/test_suite_selftest.py runs its
-# tests with its src on the path, as a third party would.
+# The example plugin is not installed in the dev venv; core/tests/plugins/test_suite_selftest.py
+# runs its tests with its src on the path, as a third party would.
 collect_ignore = ["example_plugin"]

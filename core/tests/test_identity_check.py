@@ -1,6 +1,7 @@
-"""One identity check (``storekit.check_identity``): a store recording an identity, the memory's
-reads and writes (``Writer``) and the searcher's query refuse the same mismatch with the same
-message, which names both identities and the fix; a read accepts another chunker, a write not."""
+"""One identity check (``stores.checks.check_identity``): a store recording an identity, the
+memory's reads and writes (``Writer``) and the searcher's query refuse the same mismatch with the
+same message, which names both identities and the fix; a read accepts another chunker, a write
+not."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from engram.config import SearchConfig, load_config
 from engram.default_plugins.hash_embedder import HashEmbedder, HashEmbedderOptions
 from engram.default_plugins.memory_store import MemoryStore
 from engram.errors import DimensionMismatch, ExtractorError, IdentityMismatch
+from engram.memories.writer import Writer
 from engram.protocols import Extractor, embedder_identity
 from engram.search import HybridSearcher
-from engram.writer import Writer
 
 
 def _no_extractor() -> Extractor:

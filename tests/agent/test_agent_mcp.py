@@ -19,7 +19,7 @@ from mcp_types import CallToolResult
 from agent_support import wait_until
 from engram.cli import main
 from engram.mcp import build_server
-from engram.tools import TOOLS, Toolbox
+from engram.tools.toolbox import TOOLS, Toolbox
 from support import MemoryFactory, write_vault
 
 CONFIG = '[embedder]\nprovider = "hash"\n\n[vault]\npaths = ["notes"]\n'

@@ -21,7 +21,7 @@ from agent_support import (
     sessions_config,
 )
 from engram.memory import Memory
-from engram.tools import Toolbox
+from engram.tools.toolbox import Toolbox
 from support import memory_factory, write_vault
 
 

@@ -1,6 +1,6 @@
 """Recall over a persistent store: never over the budget on the real SQLite store, whatever the
 memories, and the ``engram recall`` command, which opens the store anew after ``engram remember``.
-(Recall on core's own parts: core/tests/test_agent_recall.py.)"""
+(Recall on core's own parts: core/tests/agent/test_agent_recall.py.)"""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from engram.cli import main
 from engram.config import load_config
 from engram.memory import Memory
-from engram.tokens import default_tokenizer
+from engram.text.tokens import default_tokenizer
 
 TOKENS = default_tokenizer()
 WORDS = ["postgres", "kafka", "deploy", "rollback", "coupon", "grafana", "tuesday", "ledger"]

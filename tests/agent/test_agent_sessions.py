@@ -11,7 +11,7 @@ import pytest
 from agent_support import all_chunks, chunks_of, copy_fixtures, sessions_config
 from engram.filters import Eq
 from engram.memory import Memory
-from engram.tools import Toolbox
+from engram.tools.toolbox import Toolbox
 from support import MemoryFactory
 
 CLAUDE_ID = "0b6f7c3e-1111-4a5b-9c1d-aaaaaaaaaaaa"

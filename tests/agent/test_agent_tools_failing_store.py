@@ -1,6 +1,6 @@
 """A store failing under a tool is a tool error, never a crash: the SQLite store, once closed,
 fails every call (the built-in memory store keeps working after ``close``, so this one stays
-with the persistent store; the other tool tests: core/tests/test_agent_tools.py)."""
+with the persistent store; the other tool tests: core/tests/agent/test_agent_tools.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engram.tools import Toolbox
+from engram.tools.toolbox import Toolbox
 from support import MemoryFactory, write_vault
 
 

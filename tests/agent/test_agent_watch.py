@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from agent_support import wait_until
+from engram.cli.watch import WatchEvent, background_watcher, watch_memory
 from engram.memory import Memory
-from engram.tools import Toolbox
-from engram.watch import WatchEvent, background_watcher, watch_memory
+from engram.tools.toolbox import Toolbox
 from support import MemoryFactory, write_vault
 
 

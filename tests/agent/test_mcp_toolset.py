@@ -21,7 +21,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult
 
-from engram.tools import READ_ONLY_TOOLS, TOOLS
+from engram.tools.toolbox import READ_ONLY_TOOLS, TOOLS
 from support import write_vault
 
 CONFIG = '[embedder]\nprovider = "hash"\n\n[vault]\npaths = ["notes"]\n'

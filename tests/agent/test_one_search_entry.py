@@ -19,7 +19,7 @@ from engram.dashboard.app import build_app
 from engram.dashboard.data import DashboardData
 from engram.memory import Memory
 from engram.models import MemoryType
-from engram.tools import Toolbox
+from engram.tools.toolbox import Toolbox
 from engram_langchain import EngramMemoryRetriever as LangChainRetriever
 from engram_llamaindex import EngramMemoryRetriever as LlamaIndexRetriever
 from support import cli_json, write_vault

@@ -20,7 +20,7 @@ from engram.dashboard.app import build_app
 from engram.dashboard.data import DashboardData
 from engram.mcp import build_server
 from engram.memory import Memory
-from engram.tools import TOOLS, Toolbox
+from engram.tools.toolbox import TOOLS, Toolbox
 from support import MemoryFactory, cli
 
 SECRETS = [f"SECRET{n}XQ" for n in range(1, 9)]

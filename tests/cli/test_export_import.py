@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from engram.lifecycle.revisions import revisions_of
-from engram.memory_files import memory_files
+from engram.memories.files import memory_files
+from engram.memories.lifecycle.revisions import revisions_of
 from support import cli, cli_json
 
 

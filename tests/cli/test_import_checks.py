@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from engram.memory_files import memory_files
+from engram.memories.files import memory_files
 from support import cli, cli_json
 
 SECRET = "PRIVIMP1XQ"

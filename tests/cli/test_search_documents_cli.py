@@ -1,6 +1,6 @@
 """``per_document`` through the real CLI: the ``[search] per_document`` default and the
 ``--per-chunk`` flag (each command opens the store anew, so this runs on the persistent SQLite
-store; Memory and the MCP tool: core/tests/test_search_documents.py)."""
+store; Memory and the MCP tool: core/tests/search/test_search_documents.py)."""
 
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engram.memory_types import NAMES
-from engram.search.types import ASKING_WORDS, asked_type
+from engram.memories.query_types import ASKING_WORDS, asked_type
+from engram.types import NAMES
 from support import cli_json
 
 

@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 from engram.collections import CollectionDocument
 from engram.dashboard.app import build_app
 from engram.dashboard.data import DashboardData
-from engram.lifecycle.captures import CaptureLog
+from engram.memories.lifecycle.captures import CaptureLog
 from engram.memory import Memory
 from engram.usage import UsageLedger, ledger_path
 from support import MemoryFactory, write_vault

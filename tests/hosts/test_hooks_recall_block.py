@@ -16,8 +16,8 @@ import pytest
 
 from engram.config import load_config
 from engram.memory import Memory
-from engram.tokens import default_tokenizer
-from engram.tools import Toolbox
+from engram.text.tokens import default_tokenizer
+from engram.tools.toolbox import Toolbox
 
 ENGRAM = Path(sys.executable).parent / "engram"
 PREFERENCES = (

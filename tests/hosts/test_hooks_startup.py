@@ -21,13 +21,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_support import wait_until
-from engram.access import AccessLog
 from engram.chunking import read_frontmatter
 from engram.config import load_config
 from engram.hosts import detached, entry, events, prompt, quiet
 from engram.hosts.base import EVENTS
 from engram.hosts.command import run_argv
 from engram.hosts.registry import names
+from engram.memories.access import AccessLog
 from engram.memory import Memory
 
 SQLITE = '[embedder]\nprovider = "hash"\n[store]\nbackend = "sqlite"\n'

@@ -28,7 +28,7 @@ from werkzeug.serving import make_server
 from agent_support import capture_finished, wait_until
 from engram.config import load_config
 from engram.memory import Memory
-from engram.tools import Toolbox
+from engram.tools.toolbox import Toolbox
 from engram_lancedb.damage import remote_damage, shown
 from support import note, write_vault
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engram.document_ids import document_id_for
+from engram.ingest.document_ids import document_id_for
 from engram.memory import Memory
 from support import MemoryFactory, note, write_vault
 

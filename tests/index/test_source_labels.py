@@ -24,7 +24,7 @@ from engram.config import load_config
 from engram.dashboard.app import build_app
 from engram.dashboard.data import DashboardData
 from engram.memory import Memory
-from engram.tools import Toolbox
+from engram.tools.toolbox import Toolbox
 from support import write_vault
 
 BACKENDS = ("sqlite", "lancedb", "chroma")

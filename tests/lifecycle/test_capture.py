@@ -15,15 +15,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_support import copy_fixtures, frontmatter, nested_private, sessions_config
-from engram.capture import read_messages
 from engram.config import load_config
 from engram.default_plugins.rules_extractor import RulesExtractor
 from engram.extraction import OVERLAP, Window, split_windows
 from engram.hookspecs import hookimpl
 from engram.hosts.claude_code.sessions import ClaudeCodeSource
 from engram.ingest.sessions.base import SessionRef
+from engram.memories.capture import read_messages
+from engram.memories.files import memory_files
 from engram.memory import Memory
-from engram.memory_files import memory_files
 from engram.models import ExtractedMemory, ExtractionMode, Message
 from engram.plugins import get_plugin_manager
 from engram.registry import Register

@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from engram.chunking import read_frontmatter
-from engram.lifecycle.crash import CRASH_ENV
-from engram.lifecycle.revisions import revisions_of
-from engram.memory_files import memory_files, wording_of
+from engram.memories.files import memory_files, wording_of
+from engram.memories.lifecycle.crash import CRASH_ENV
+from engram.memories.lifecycle.revisions import revisions_of
 from support import MemoryFactory, memory_factory
 
 POINTS = ["after-plan", "after-new-file", "after-index-new", "after-mark-old", "after-index-old"]

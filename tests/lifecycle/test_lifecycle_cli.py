@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agent_support import frontmatter
-from engram.memory_files import memory_files, render
+from engram.memories.files import memory_files, render
 from support import cli, cli_json
 
 
@@ -227,7 +227,7 @@ def test_the_agent_tools_refuse_to_write_into_an_external_folder(
 ) -> None:
     from engram.config import load_config
     from engram.memory import Memory
-    from engram.tools import Toolbox
+    from engram.tools.toolbox import Toolbox
 
     runbook = tmp_path / "team-notes/runbooks/on-call.md"
     before = runbook.read_bytes()

@@ -1,6 +1,7 @@
 """Write-time dedup and contradiction, on real files, the real SQLite store and the real local
 embedder (all-MiniLM-L6-v2): the constants are tuned for a semantic model, so they are tested
-with one. (The write plan itself, with no model: core/tests/test_lifecycle_dedup_plan.py.)"""
+with one. (The write plan itself, with no model:
+core/tests/lifecycle/test_lifecycle_dedup_plan.py.)"""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import pytest
 
 from agent_support import frontmatter
 from engram.config import load_config
+from engram.memories.files import memory_files
 from engram.memory import Memory
-from engram.memory_files import memory_files
 from support import MemoryFactory
 
 
@@ -127,7 +128,7 @@ def test_with_the_embedder_down_the_memory_is_written_with_a_warning(tmp_path: P
 
 
 def test_the_agent_tools_merge_and_supersede_the_same_way(tmp_path: Path, memory: Memory) -> None:
-    from engram.tools import Toolbox
+    from engram.tools.toolbox import Toolbox
 
     tools = Toolbox(memory)
     first = tools.call(

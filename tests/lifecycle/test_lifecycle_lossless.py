@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from agent_support import frontmatter
 from engram.chunking import read_frontmatter
 from engram.errors import InvalidMemory
-from engram.lifecycle.revisions import revisions_of
+from engram.memories.files import memory_files, with_frontmatter, wording_of
+from engram.memories.lifecycle.revisions import revisions_of
 from engram.memory import Memory
-from engram.memory_files import memory_files, with_frontmatter, wording_of
 from engram.models import Message
-from engram.tools import Toolbox
+from engram.tools.toolbox import Toolbox
 from support import MemoryFactory, memory_factory
 
 
@@ -149,10 +149,10 @@ def test_a_plan_with_conflicts_and_related_links_both_ways_and_keeps_all_live(
 ) -> None:
     """What the write path does with the judge's ``conflicts`` and ``related`` (the judge itself
     is tested with its own module): a new file naming both, each older memory naming it."""
-    from engram.lifecycle.dedup import Neighbour, WritePlan
-    from engram.lifecycle.memory_io import read_known
-    from engram.memories import _write
-    from engram.memory_files import new_memory_id
+    from engram.memories.agent import _write
+    from engram.memories.files import new_memory_id
+    from engram.memories.judge.dedup import Neighbour, WritePlan
+    from engram.memories.lifecycle.memory_io import read_known
     from engram.models import ExtractedMemory
 
     writer = memory.writer

@@ -3,7 +3,7 @@ model that put them 0.03 apart): two facts that differ only in an identifier or 
 both findable afterwards, a reversal supersedes or is linked (never merged), and
 ``engram history`` shows every wording.
 
-Whether a near pair is merged is the judge's decision (``engram.lifecycle.judge``, #23 point
+Whether a near pair is merged is the judge's decision (``engram.memories.judge.verdicts``, #23 point
 2); these tests state the end behaviour the write path and the judge give together."""
 
 from __future__ import annotations

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from engram.chunking import read_frontmatter
-from engram.lifecycle.crash import CRASH_ENV
-from engram.lifecycle.pending import mark_path
-from engram.lifecycle.revisions import revisions_of
-from engram.memory_files import memory_files, wording_of
+from engram.memories.files import memory_files, wording_of
+from engram.memories.lifecycle.crash import CRASH_ENV
+from engram.memories.lifecycle.pending import mark_path
+from engram.memories.lifecycle.revisions import revisions_of
 from support import cli_json
 
 OLD = "The API listens on port 8001."

@@ -14,9 +14,9 @@ import pytest
 from engram.cli import main
 from engram.default_plugins.memory_store import MemoryStore
 from engram.errors import StoreError
-from engram.migrate import migrate
 from engram.models import Chunk, IndexIdentity
 from engram.protocols import Store
+from engram.stores.migrate import migrate
 from engram.testing.data import IDENTITY
 from engram.testing.migration import CHUNKS, RECORDS, VECTORS, assert_same, contents, fill
 from engram_lancedb import LanceDBOptions

@@ -26,9 +26,9 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 import engram_sqlite
+from engram.distributions import CHECKOUT_PATHS
 from engram.errors import PluginNotFound
 from engram.hookspecs import hookimpl
-from engram.install import CHECKOUT_PATHS
 from engram.plugins import build_registry, describe_plugins, get_plugin_manager
 from engram.registry import KINDS, Kind, Register
 

@@ -1,9 +1,11 @@
 """The shape of the code, checked on every run: no import cycle between modules (an import
 inside a function or under TYPE_CHECKING counts: deferring an import hides a cycle, it does not
-remove it), none between the floors of a package either (its folders and top-level modules:
-``engram.ingest`` must not import ``engram.writer`` while ``writer`` imports ``ingest``, even
-when no single module closes the loop), and no module over 500 lines outside the conformance
-suite."""
+remove it); none between the floors of any package either, at every depth (a package's floors
+are its folders and modules: ``engram.ingest`` must not import ``engram.memories`` while the
+memory layer imports ``ingest``, nor ``memories/judge/`` ask ``memories/lifecycle/`` while the
+plumbing asks the judge, even when no single module closes the loop); the core's top level a
+few modules, none grouped only by a name prefix; and no module over 500 lines outside the
+conformance suite. No list of files: the floors' order is whatever the imports make it."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 MAX_LINES = 500
+# The core's top level: the public line, the base types and the few modules every floor reads.
+MAX_TOP_LEVEL = 20
 # The conformance suites are long lists of small tests a third party runs as one class.
 LONG_ALLOWED = {"engram/testing/store_suite.py"}
 
@@ -87,38 +91,59 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def unit_of(module: str) -> str:
-    """The floor a module stands on: its package's folder or top-level module
-    (``engram.ingest.sessions.sync`` → ``engram.ingest``, ``engram.writer`` → itself)."""
-    return ".".join(module.split(".")[:2])
+def unit_of(module: str, package: str = "") -> str:
+    """The floor a module stands on inside ``package``: the package's folder or module that
+    holds it (inside ``engram``: ``engram.ingest.sessions.sync`` → ``engram.ingest``; inside
+    ``engram.memories``: ``engram.memories.judge.dedup`` → ``engram.memories.judge``). Without a
+    package, the floor among every distribution's top-level names (``engram`` itself included)."""
+    depth = package.count(".") + 2 if package else 2
+    return ".".join(module.split(".")[:depth])
 
 
-def unit_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
-    """The import graph between units: one arrow wherever any module of one imports any
-    module of the other."""
+def unit_graph(graph: dict[str, set[str]], package: str = "") -> dict[str, set[str]]:
+    """The import graph between the floors of ``package``: one arrow wherever any module of one
+    imports any module of the other. The package's own ``__init__`` is its face, no floor."""
+
+    def inside(module: str) -> bool:
+        return not package or module.startswith(package + ".")
+
     units: dict[str, set[str]] = {}
     for name, targets in graph.items():
-        unit = unit_of(name)
-        units.setdefault(unit, set()).update(t for t in map(unit_of, targets) if t != unit)
+        if not inside(name):
+            continue
+        unit = unit_of(name, package)
+        units.setdefault(unit, set()).update(
+            t for t in (unit_of(t, package) for t in targets if inside(t)) if t != unit
+        )
     return units
 
 
-def arrows_between(graph: dict[str, set[str]], source: str, target: str) -> list[str]:
-    """The module imports that make up one unit arrow, to name them in a failure."""
+def packages(graph: dict[str, set[str]]) -> list[str]:
+    """Every package (a module with modules under it), at every depth, of every distribution."""
+    return sorted({n.rpartition(".")[0] for n in graph if "." in n})
+
+
+def arrows_between(
+    graph: dict[str, set[str]], source: str, target: str, package: str = ""
+) -> list[str]:
+    """The module imports that make up one floor arrow, to name them in a failure."""
     return sorted(
         f"{name} -> {t}"
         for name, targets in graph.items()
-        if unit_of(name) == source
+        if unit_of(name, package) == source
         for t in targets
-        if unit_of(t) == target
+        if unit_of(t, package) == target
     )
 
 
 def test_the_check_sees_the_workspace_and_finds_a_planted_cycle() -> None:
     graph = import_graph()
-    assert {"engram.memory", "engram.memories", "engram_sqlite.store"} <= set(graph)
-    assert "engram.writer" in graph["engram.memories"]
-    planted = {**graph, "engram.writer": {*graph["engram.writer"], "engram.memory"}}
+    assert {"engram.memory", "engram.memories.agent", "engram_sqlite.store"} <= set(graph)
+    assert "engram.memories.writer" in graph["engram.memories.agent"]
+    planted = {
+        **graph,
+        "engram.memories.writer": {*graph["engram.memories.writer"], "engram.memory"},
+    }
     cycle = find_cycle(planted)
     assert cycle is not None and cycle[0] == cycle[-1] and "engram.memory" in cycle
 
@@ -127,15 +152,33 @@ def test_the_unit_check_finds_a_loop_no_module_closes() -> None:
     graph = import_graph()
     assert unit_of("engram.ingest.sessions.sync") == "engram.ingest"
     units = unit_graph(graph)
-    assert "engram.memory_chunks" in units["engram.writer"]
-    assert "engram.ingest" in units["engram.memory_chunks"]
+    assert "engram.ingest" in units["engram.memories"]
     # A session reader importing the writer: no module cycle (nothing the writer imports reads
-    # sessions), but the ingest floor would stand both under and over the writer.
+    # sessions), but the ingest floor would stand both under and over the memory layer.
     reader = "engram.ingest.sessions.sync"
-    planted = {**graph, reader: {*graph[reader], "engram.writer"}}
+    planted = {**graph, reader: {*graph[reader], "engram.memories.writer"}}
     assert find_cycle(planted) is None
     cycle = find_cycle(unit_graph(planted))
-    assert cycle is not None and {"engram.ingest", "engram.writer"} <= set(cycle)
+    assert cycle is not None and {"engram.ingest", "engram.memories"} <= set(cycle)
+
+
+def test_the_floors_of_a_package_are_found_at_every_depth() -> None:
+    graph = import_graph()
+    assert {"engram", "engram.memories", "engram.memories.judge", "engram.ingest.sessions"} <= set(
+        packages(graph)
+    )
+    assert unit_of("engram.memories.judge.dedup", "engram.memories") == "engram.memories.judge"
+    inner = unit_graph(graph, "engram.memories")
+    assert "engram.memories.lifecycle" in inner["engram.memories.judge"]
+    assert "engram.memory" not in inner and "engram.ingest" not in inner
+    # The write plumbing asking the judge: no module cycle, but the two floors of the memory
+    # layer would stand both under and over each other.
+    io = "engram.memories.lifecycle.memory_io"
+    planted = {**graph, io: {*graph[io], "engram.memories.judge.lexicon"}}
+    assert find_cycle(planted) is None
+    cycle = find_cycle(unit_graph(planted, "engram.memories"))
+    assert cycle is not None
+    assert {"engram.memories.judge", "engram.memories.lifecycle"} <= set(cycle)
 
 
 def test_no_module_imports_itself_back() -> None:
@@ -145,15 +188,44 @@ def test_no_module_imports_itself_back() -> None:
 
 def test_no_folder_or_module_imports_its_own_importer() -> None:
     graph = import_graph()
-    cycle = find_cycle(unit_graph(graph))
-    if cycle is not None:
-        steps = [arrows_between(graph, a, b) for a, b in pairwise(cycle)]
-        pytest.fail(
-            "these floors import each other: "
-            + " -> ".join(cycle)
-            + "; through "
-            + "; ".join(", ".join(s) for s in steps)
-        )
+    for package in ["", *packages(graph)]:
+        cycle = find_cycle(unit_graph(graph, package))
+        if cycle is not None:
+            steps = [arrows_between(graph, a, b, package) for a, b in pairwise(cycle)]
+            pytest.fail(
+                f"these floors of {package or 'the workspace'} import each other: "
+                + " -> ".join(cycle)
+                + "; through "
+                + "; ".join(", ".join(s) for s in steps)
+            )
+
+
+def top_level(package: Path) -> list[str]:
+    """The modules standing directly in a package's folder."""
+    return sorted(p.stem for p in package.glob("*.py"))
+
+
+def prefix_families(names: list[str]) -> dict[str, list[str]]:
+    """Modules grouped only by a name prefix (``memory_files``, ``memory_types``, ``memory``):
+    a package waiting to be made."""
+    families: dict[str, list[str]] = {}
+    for name in names:
+        if not name.startswith("_"):
+            families.setdefault(name.split("_")[0], []).append(name)
+    return {head: group for head, group in families.items() if len(group) > 1}
+
+
+def test_the_family_check_finds_a_prefix_family() -> None:
+    assert prefix_families(["memory", "memory_files", "config", "api_embedder", "__init__"]) == {
+        "memory": ["memory", "memory_files"]
+    }
+
+
+def test_the_core_top_level_is_a_few_floors_not_a_flat_list() -> None:
+    names = top_level(REPO / "core/src/engram")
+    assert "memory" in names and "__init__" in names
+    assert len(names) <= MAX_TOP_LEVEL, f"{len(names)} modules at the core's top level: {names}"
+    assert prefix_families(names) == {}, "make these families packages"
 
 
 @pytest.mark.parametrize("root", source_roots(), ids=lambda p: str(p.relative_to(REPO)))

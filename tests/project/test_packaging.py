@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from engram.install import CHECKOUT_PATHS, install_hint
+from engram.distributions import CHECKOUT_PATHS, install_hint
 from support import REPO
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from engram.config import load_config
+from engram.memories.files import memory_files, read_info
 from engram.memory import Memory
-from engram.memory_files import memory_files, read_info
-from engram.origins import OriginStore, split_stored
+from engram.stores.origins import OriginStore, split_stored
 from team_servers import TeamServer
 
 SECONDS = 30

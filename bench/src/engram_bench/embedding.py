@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from engram.cache import CachedEmbedder, EmbeddingCache
+from engram.embedding.cache import CachedEmbedder, EmbeddingCache
 from engram.errors import EmbedderError
 from engram.models import InputType
 from engram.protocols import Embedder

@@ -26,8 +26,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from engram.cache import CachedEmbedder
 from engram.config import SearchConfig
+from engram.embedding.cache import CachedEmbedder
 from engram.errors import EmptyQuery
 from engram.filters import Filter
 from engram.models import Chunk, FusionMethod, Hit, IndexIdentity, SearchMode

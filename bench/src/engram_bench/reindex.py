@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.config import EngramConfig
-from engram.document_ids import document_id_for
+from engram.ingest.document_ids import document_id_for
 from engram.memory import Memory
 from engram_bench import machine, vault
 from engram_bench.stores import fresh_folder

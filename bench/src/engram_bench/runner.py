@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from engram.cache import CachedEmbedder
+from engram.embedding.cache import CachedEmbedder
 from engram.errors import ConfigError, EngramError
 from engram.plugins import build_registry, get_plugin_manager
 from engram.registry import Registry

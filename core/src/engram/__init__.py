@@ -19,7 +19,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from engram.api_embedder import ApiEmbedder as ApiEmbedder
     from engram.candidates import Candidates as Candidates
     from engram.candidates import Keys as Keys
     from engram.candidates import NameKeys as NameKeys
@@ -37,7 +36,8 @@ if TYPE_CHECKING:
     from engram.default_plugins.memory_store import MemoryStore as MemoryStore
     from engram.default_plugins.memory_store import MemoryStoreOptions as MemoryStoreOptions
     from engram.default_plugins.rules_extractor import RulesExtractor as RulesExtractor
-    from engram.embedders import BaseEmbedder as BaseEmbedder
+    from engram.embedding.api import ApiEmbedder as ApiEmbedder
+    from engram.embedding.base import BaseEmbedder as BaseEmbedder
     from engram.errors import CapabilityError as CapabilityError
     from engram.errors import ConfigError as ConfigError
     from engram.errors import DimensionMismatch as DimensionMismatch
@@ -78,14 +78,13 @@ if TYPE_CHECKING:
     from engram.filters import where as where
     from engram.hookspecs import hookimpl as hookimpl
     from engram.hookspecs import hookspec as hookspec
-    from engram.lifecycle.judge import RELATIONS as RELATIONS
-    from engram.lifecycle.judge import Candidate
-    from engram.lifecycle.judge import JudgesMemories as JudgesMemories
-    from engram.lifecycle.judge import Verdict as Verdict
-    from engram.lifecycle.judge import judge as judge
-    from engram.lifecycle.revisions import revisions_of as revisions_of
+    from engram.memories.judge.verdicts import RELATIONS as RELATIONS
+    from engram.memories.judge.verdicts import Candidate
+    from engram.memories.judge.verdicts import JudgesMemories as JudgesMemories
+    from engram.memories.judge.verdicts import Verdict as Verdict
+    from engram.memories.judge.verdicts import judge as judge
+    from engram.memories.lifecycle.revisions import revisions_of as revisions_of
     from engram.memory import Memory as Memory
-    from engram.memory_types import TYPES
     from engram.models import EXTRACTED_TYPES as EXTRACTED_TYPES
     from engram.models import Chunk as Chunk
     from engram.models import Document as Document
@@ -127,10 +126,12 @@ if TYPE_CHECKING:
     from engram.stamps import bulk_stamp as bulk_stamp
     from engram.stamps import number_of, text_of
     from engram.stamps import stat_from as stat_from
-    from engram.storekit import check_dimension as check_dimension
-    from engram.storekit import check_finite as check_finite
-    from engram.storekit import check_identity as check_identity
-    from engram.storekit import check_vector as check_vector
+    from engram.stores.checks import check_dimension as check_dimension
+    from engram.stores.checks import check_finite as check_finite
+    from engram.stores.checks import check_identity as check_identity
+    from engram.stores.checks import check_vector as check_vector
+    from engram.text.words import tokenize as tokenize
+    from engram.types import TYPES
     from engram.usage import DEFAULT_LEDGER_PATH as DEFAULT_LEDGER_PATH
     from engram.usage import ApiOptions as ApiOptions
     from engram.usage import Failure as Failure
@@ -144,7 +145,6 @@ if TYPE_CHECKING:
     from engram.usage import parse_retry_after as parse_retry_after
     from engram.usage import resolve_api_key as resolve_api_key
     from engram.usage import token_bound as token_bound
-    from engram.words import tokenize as tokenize
 
     stamp_text = text_of
     stamp_number = number_of
@@ -168,7 +168,7 @@ _PUBLIC: dict[str, str] = {
     "Collection": "engram.collections:Collection",
     "CollectionDocument": "engram.collections:CollectionDocument",
     "CollectionHit": "engram.collections:CollectionHit",
-    "revisions_of": "engram.lifecycle.revisions:revisions_of",
+    "revisions_of": "engram.memories.lifecycle.revisions:revisions_of",
     "Revision": "engram.models:Revision",
     # every plugin
     "hookimpl": "engram.hookspecs:hookimpl",
@@ -195,7 +195,7 @@ _PUBLIC: dict[str, str] = {
     "ChecksContradictions": "engram.protocols:ChecksContradictions",
     "Condenses": "engram.protocols:Condenses",
     "ReportsFailures": "engram.protocols:ReportsFailures",
-    "JudgesMemories": "engram.lifecycle.judge:JudgesMemories",
+    "JudgesMemories": "engram.memories.judge.verdicts:JudgesMemories",
     # records
     "Chunk": "engram.models:Chunk",
     "Document": "engram.models:Document",
@@ -240,18 +240,18 @@ _PUBLIC: dict[str, str] = {
     "to_utc": "engram.filters:to_utc",
     "FIELD_PATTERN": "engram.filters:FIELD_PATTERN",
     "Scalar": "engram.filters:Scalar",
-    # stores (storekit)
-    "check_identity": "engram.storekit:check_identity",
-    "check_dimension": "engram.storekit:check_dimension",
-    "check_finite": "engram.storekit:check_finite",
-    "check_vector": "engram.storekit:check_vector",
-    "tokenize": "engram.words:tokenize",
+    # stores (stores.checks)
+    "check_identity": "engram.stores.checks:check_identity",
+    "check_dimension": "engram.stores.checks:check_dimension",
+    "check_finite": "engram.stores.checks:check_finite",
+    "check_vector": "engram.stores.checks:check_vector",
+    "tokenize": "engram.text.words:tokenize",
     "ClosingStore": "engram.closing:ClosingStore",
     "MemoryStore": "engram.default_plugins.memory_store:MemoryStore",
     "MemoryStoreOptions": "engram.default_plugins.memory_store:MemoryStoreOptions",
     # embedders
-    "BaseEmbedder": "engram.embedders:BaseEmbedder",
-    "ApiEmbedder": "engram.api_embedder:ApiEmbedder",
+    "BaseEmbedder": "engram.embedding.base:BaseEmbedder",
+    "ApiEmbedder": "engram.embedding.api:ApiEmbedder",
     "ApiOptions": "engram.usage:ApiOptions",
     "RequestLimits": "engram.usage:RequestLimits",
     "Failure": "engram.usage:Failure",
@@ -262,11 +262,11 @@ _PUBLIC: dict[str, str] = {
     "resolve_api_key": "engram.usage:resolve_api_key",
     # extractors
     "prepare_messages": "engram.extraction:prepare",
-    "judge": "engram.lifecycle.judge:judge",
-    "Verdict": "engram.lifecycle.judge:Verdict",
-    "JudgeCandidate": "engram.lifecycle.judge:Candidate",
-    "MEMORY_TYPES": "engram.memory_types:TYPES",
-    "RELATIONS": "engram.lifecycle.judge:RELATIONS",
+    "judge": "engram.memories.judge.verdicts:judge",
+    "Verdict": "engram.memories.judge.verdicts:Verdict",
+    "JudgeCandidate": "engram.memories.judge.verdicts:Candidate",
+    "MEMORY_TYPES": "engram.types:TYPES",
+    "RELATIONS": "engram.memories.judge.verdicts:RELATIONS",
     "RulesExtractor": "engram.default_plugins.rules_extractor:RulesExtractor",
     "Meter": "engram.usage:Meter",
     "RetryPolicy": "engram.usage:RetryPolicy",

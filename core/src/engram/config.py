@@ -27,12 +27,12 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from engram.config_files import find_project_file as find_project_file  # re-exported
-from engram.config_files import user_config_path as user_config_path  # re-exported
 from engram.errors import ConfigError
-from engram.memory_types import EXTRACTED_TYPES, STRUCTURAL_TYPES, MemoryType
+from engram.locations import find_project_file as find_project_file  # re-exported
+from engram.locations import user_config_path as user_config_path  # re-exported
 from engram.models import FusionBalance, FusionMethod, KeywordScale, SearchMode
 from engram.registry import Kind, Registry
+from engram.types import EXTRACTED_TYPES, STRUCTURAL_TYPES, MemoryType
 
 SECRET_NAME = re.compile(r"key|secret|token|password|credential", re.IGNORECASE)
 DEFAULT_STORE = "sqlite"
@@ -265,7 +265,7 @@ class SessionsConfig(_Section):
 
 
 class OriginConfig(_Section):
-    """This vault on a store that many machines share (``engram.origins``): its id is kept in
+    """This vault on a store that many machines share (``engram.stores.origins``): its id is kept in
     ``.engram/origin.json``; ``name`` is what teammates see (default ``<host>:<folder>``)."""
 
     name: str | None = Field(default=None, max_length=120)

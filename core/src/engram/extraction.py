@@ -23,7 +23,7 @@ from typing import get_args
 
 from engram.errors import ConfigError
 from engram.models import ExtractedMemory, ExtractionMode, MemoryType, Message
-from engram.redact import strip_private
+from engram.text.redact import strip_private
 
 MODES: tuple[ExtractionMode, ...] = get_args(ExtractionMode)
 OVERLAP = 3  # messages adjacent capture windows share: an error and a fix up to 3 apart pair

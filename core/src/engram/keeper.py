@@ -18,8 +18,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from engram import damage_mark
 from engram.errors import IndexDamaged, IndexMoved
+from engram.stores import damage as damage_mark
 
 if TYPE_CHECKING:
     from engram.memory import Memory

@@ -3,7 +3,7 @@
 Built on the official SDK's low-level ``Server`` so each tool's input and output schemas are the
 ones generated from its pydantic models, with annotations (read-only, destructive, idempotent)
 from the tool's definition. Memories are resources and two prompts are served
-(``engram.mcp_content``); a read-only toolbox lists only reading tools. Tool calls run in a
+(``engram.tools.mcp_content``); a read-only toolbox lists only reading tools. Tool calls run in a
 worker thread (the store and the embedder are blocking); every failure comes back as a tool
 result with ``is_error`` set, whose text tells the model what to fix. HTTP is served on a
 loopback address only.
@@ -22,10 +22,10 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from engram import __version__
-from engram import mcp_content as content
 from engram.errors import ConfigError
-from engram.mcp_content import ContentError
-from engram.tools import Toolbox
+from engram.tools import mcp_content as content
+from engram.tools.mcp_content import ContentError
+from engram.tools.toolbox import Toolbox
 
 SERVER_NAME = "engram"
 DEFAULT_PORT = 8765
@@ -70,7 +70,7 @@ def _refused(exc: ContentError) -> MCPError:
 
 def build_server(toolbox: Toolbox) -> Server[Any]:
     """A low-level MCP server whose tools are ``toolbox``'s, with memories as resources and the
-    prompts of ``engram.mcp_content``."""
+    prompts of ``engram.tools.mcp_content``."""
     listing = _listing(toolbox)
 
     async def list_tools(
@@ -97,7 +97,7 @@ def build_server(toolbox: Toolbox) -> Server[Any]:
 
 
 def _content_handlers(toolbox: Toolbox) -> dict[str, Any]:
-    """The resource and prompt handlers (``engram.mcp_content`` does the work in a thread)."""
+    """The resource and prompt handlers (``engram.tools.mcp_content`` does the work in a thread)."""
 
     async def list_resources(
         ctx: Any, params: types.PaginatedRequestParams | None

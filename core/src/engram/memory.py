@@ -11,25 +11,32 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from engram import damage_mark, memories, memory_aging, recovery, stats
-from engram import prune as pruning
-from engram import recall as recalling
-from engram.access import AccessCounter
-from engram.cache import CachedEmbedder, EmbeddingCache
 from engram.closing import ClosingStore
 from engram.collections import Collection
 from engram.config import EngramConfig, load_config
+from engram.embedding.cache import CachedEmbedder, EmbeddingCache
 from engram.errors import IndexDamaged, UnsafePath
-from engram.excerpts import excerpt_of, inside_vault, text_excerpt
 from engram.filters import Filter
+from engram.ingest.excerpts import excerpt_of, inside_vault, text_excerpt
 from engram.ingest.report import IndexReport, Progress, merge_reports
 from engram.ingest.scan import Finder
 from engram.ingest.sessions import sync as sessions
+from engram.ingest.sources import FileLabels
 from engram.ingest.sync import sync_vault
 from engram.ingest.vault import Selection
-from engram.lifecycle import chains
-from engram.lifecycle import history as histories
-from engram.lifecycle import restore as restoring
+from engram.memories import agent as memories
+from engram.memories import aging as memory_aging
+from engram.memories import entry as search_entry
+from engram.memories import prune as pruning
+from engram.memories import recall as recalling
+from engram.memories import stats
+from engram.memories.access import AccessCounter
+from engram.memories.lifecycle import chains
+from engram.memories.lifecycle import history as histories
+from engram.memories.lifecycle import restore as restoring
+from engram.memories.policy import MemorySearch
+from engram.memories.scopes import MemoryFolder, Scope
+from engram.memories.writer import Writer
 from engram.models import (
     Document,
     Excerpt,
@@ -40,19 +47,16 @@ from engram.models import (
     SearchResult,
     StoredMemory,
 )
-from engram.origins import TEXT_KEY, OriginStore, refuse_foreign
-from engram.parts import build_part
 from engram.plugins import build_registry, get_plugin_manager
 from engram.protocols import Closes, Embedder, Extractor, Searcher, Store
 from engram.registry import Registry
-from engram.scopes import MemoryFolder, Scope
-from engram.search import entry as search_entry
-from engram.search.policy import MemorySearch
-from engram.sources import FileLabels
-from engram.writer import Writer
+from engram.stores import damage as damage_mark
+from engram.stores import recovery
+from engram.stores.origins import TEXT_KEY, OriginStore, refuse_foreign
+from engram.stores.parts import build_part
 
 if TYPE_CHECKING:  # capture (transcripts, extraction) loads when used: recall and search don't
-    from engram import capture as capturing
+    from engram.memories import capture as capturing
 
 __all__ = ["Excerpt", "Memory"]
 
@@ -352,7 +356,7 @@ class Memory(ClosingStore):
     ) -> capturing.CaptureReport:
         """Turn a conversation into memories with the configured extractor; never raises for
         the extractor's failures (they are warnings in the report)."""
-        from engram import capture as capturing
+        from engram.memories import capture as capturing
 
         return capturing.capture(self.writer, messages, mode, scope=scope, source=source)
 
@@ -360,7 +364,7 @@ class Memory(ClosingStore):
         self, *, progress: Progress | None = None
     ) -> capturing.SessionCaptureReport:
         """Capture memories from indexed sessions that grew since their last capture."""
-        from engram import capture as capturing
+        from engram.memories import capture as capturing
 
         return capturing.capture_sessions(self.writer, progress=progress)
 
@@ -426,7 +430,7 @@ class Memory(ClosingStore):
         per_document: bool | None = None,
         type: MemoryType | None = None,
     ) -> SearchResult:
-        """Rank chunks for ``query`` (``engram.search.entry``: a query naming a memory type, or
+        """Rank chunks for ``query`` (``engram.memories.entry``: a query naming a memory type, or
         ``type``, gets that type's memories first; ``type`` keeps only them). History is left
         out unless ``include_superseded``; ``recency_weight`` (default ``[search]``) blends in
         how new a hit is; ``per_document`` keeps each document's best chunk, so ``limit``
@@ -479,7 +483,7 @@ class Memory(ClosingStore):
         return inside_vault(path, self.config.root, self.vault_roots())
 
     def stats(self) -> dict[str, Any]:
-        """Documents, chunks and memories by source, type and scope (``engram.stats``)."""
+        """Documents, chunks and memories by source, type and scope (``engram.memories.stats``)."""
         every = self.list_memories(include_superseded=True)
         found = stats.collect(self.config, self.store, self.embedder.cache, self.folders, every)
         if isinstance(self.store, OriginStore):  # a shared store: every machine's part

@@ -23,8 +23,8 @@ from pydantic import (
     WithJsonSchema,
 )
 
-from engram.memory_types import EXTRACTED_TYPES as EXTRACTED_TYPES
-from engram.memory_types import MemoryType as MemoryType
+from engram.types import EXTRACTED_TYPES as EXTRACTED_TYPES
+from engram.types import MemoryType as MemoryType
 
 Metadata = dict[str, JsonValue]
 InputType = Literal["document", "query"]
@@ -158,7 +158,7 @@ class Message(BaseModel):
 
 ExtractionMode = Literal["normal", "summary", "init"]
 
-# The memory types, what they mean and how they behave: one table, ``engram.memory_types``.
+# The memory types, what they mean and how they behave: one table, ``engram.types``.
 # ``EXTRACTED_TYPES`` is what extractors look for by default (``[capture] types`` narrows it).
 
 
@@ -174,7 +174,7 @@ class ExtractedMemory(BaseModel):
     title: str | None = None
     tags: list[str] = Field(default_factory=list)
     importance: float = Field(default=1.0, ge=0, le=10)
-    # What it is about (engram.lifecycle.slots): the person, the user, the project, a service;
+    # What it is about (engram.memories.judge.slots): the person, the user, the project, a service;
     # what is said of it; the value. Optional: core reads them from the text when not given.
     subject: str | None = None
     attribute: str | None = None
@@ -215,7 +215,7 @@ class MemoryInfo(BaseModel):
     source: str | None = None
     project: str | None = None
     importance: float = 1.0
-    # Its slots (engram.lifecycle.slots), when its frontmatter records them.
+    # Its slots (engram.memories.judge.slots), when its frontmatter records them.
     subject: str | None = None
     attribute: str | None = None
     value: str | None = None

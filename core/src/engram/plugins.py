@@ -20,9 +20,8 @@ import pluggy
 from pydantic import BaseModel
 
 from engram import hookspecs
-from engram.dotted import Dotted
 from engram.errors import DuplicatePlugin, PluginError, PluginNotFound
-from engram.registry import KINDS, Entry, Kind, NoOptions, Registry
+from engram.registry import KINDS, Dotted, Entry, Kind, NoOptions, Registry
 
 DEFAULT_PLUGINS = (
     "engram.default_plugins.memory_store",

@@ -268,9 +268,9 @@ class Diagnoses(Protocol):
 class SharedStore(Protocol):
     """Optional for a store: ``shared`` is true when this store's data is on a server that many
     machines write to (PostgreSQL, a Chroma server, LanceDB on object storage). Core then keeps
-    each vault's documents apart by its origin (``engram.origins``): a vault's index, rebuild,
-    prune, forget and reset change only its own origin's rows, and search spans all origins. A
-    store without it, or with ``shared`` false, belongs to one vault."""
+    each vault's documents apart by its origin (``engram.stores.origins``): a vault's index,
+    rebuild, prune, forget and reset change only its own origin's rows, and search spans all
+    origins. A store without it, or with ``shared`` false, belongs to one vault."""
 
     shared: bool
 

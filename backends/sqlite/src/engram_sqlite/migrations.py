@@ -98,7 +98,7 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT OR REPLACE INTO meta(key, value) VALUES ('tombstone_floor', '0');
     INSERT OR REPLACE INTO meta(key, value) VALUES ('store_uuid', lower(hex(randomblob(16))));
     """,
-    # 3: vault notes get their own source label (engram.sources): a markdown chunk labelled
+    # 3: vault notes get their own source label (engram.ingest.sources): a markdown chunk labelled
     # "memory" that belongs to no memory folder (no memory_scope) and no collection is a vault
     # note; its document record follows its chunks. Only metadata changes: vectors and the FTS
     # index stay as they are.

@@ -114,7 +114,7 @@ class SQLiteStore(ClosingStore):
 
     def check_integrity(self) -> None:
         """Raise ``IndexDamaged`` when SQLite's ``quick_check`` finds the file broken below
-        the pages a command reads (what ``engram.recovery`` asks before it heals a store)."""
+        the pages a command reads (what ``engram.stores.recovery`` asks before it heals a store)."""
         self._db.check_integrity()
 
     @property

@@ -3,8 +3,8 @@
 Each session of each LoCoMo conversation is captured twice, once from each speaker's side: the
 speaker whose memory it is plays ``user``, the other one ``assistant`` (LoCoMo's two speakers
 are both people; a memory is always someone's, so each gets their own). Capture goes through
-``engram.capture.extract_windows``, the function ``Memory.capture`` uses: the whole session in
-overlapping windows of ``[capture] normal_messages``. A memory is *about* a speaker by its
+``engram.memories.capture.extract_windows``, the function ``Memory.capture`` uses: the whole session
+in overlapping windows of ``[capture] normal_messages``. A memory is *about* a speaker by its
 subject: "The user ..." is the side's own speaker, "The assistant ..." the other one, a memory
 still in the first person is read as the user's, anything else is about nobody in particular.
 
@@ -37,10 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from engram.cache import CachedEmbedder, EmbeddingCache
-from engram.capture import extract_windows
 from engram.config import CaptureConfig
+from engram.embedding.cache import CachedEmbedder, EmbeddingCache
 from engram.errors import ConfigError
+from engram.memories.capture import extract_windows
 from engram.models import Message
 from engram.plugins import build_registry, get_plugin_manager
 from engram.protocols import Embedder, Extractor

@@ -26,12 +26,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from engram.cache import CachedEmbedder
 from engram.config import EngramConfig
+from engram.embedding.cache import CachedEmbedder
 from engram.errors import ConfigError
 from engram.memory import Memory
-from engram.parts import build_part
 from engram.registry import Registry
+from engram.stores.parts import build_part
 from engram_bench.memory.extraction import load_sessions
 from engram_bench.memory.nli import revisions_reader, write_pair
 from engram_bench.memory.nli_data import Pair
@@ -113,7 +113,7 @@ class _Reasons(logging.Handler):
 
 @contextmanager
 def _reasons() -> Iterator[_Reasons]:
-    logger = logging.getLogger("engram.lifecycle.dedup")
+    logger = logging.getLogger("engram.memories.judge.dedup")
     handler, level = _Reasons(), logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)

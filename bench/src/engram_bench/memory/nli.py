@@ -17,8 +17,8 @@ issue #23 are ≤ 1% of contradiction and of neutral pairs merged, and supersede
 with recall ≥ 0.5 for ``rules``.
 
 "No text lost": after B, A's text must still be on disk, in a live or superseded memory file or,
-where the write path keeps revisions (``engram.lifecycle.revisions.revisions_of``), in one of
-A's revisions.
+where the write path keeps revisions (``engram.memories.lifecycle.revisions.revisions_of``), in one
+of A's revisions.
 """
 
 from __future__ import annotations
@@ -33,13 +33,13 @@ from typing import Any
 
 import yaml
 
-from engram.cache import CachedEmbedder
 from engram.config import EngramConfig
+from engram.embedding.cache import CachedEmbedder
+from engram.memories.files import memory_files
 from engram.memory import Memory
-from engram.memory_files import memory_files
 from engram.models import MemoryType
-from engram.parts import build_part
 from engram.registry import Registry
+from engram.stores.parts import build_part
 from engram_bench.memory.nli_data import HALVES, LABELS, Pair, half
 
 TYPE_CLASSES: dict[str, MemoryType] = {"note": "note", "structural": "architecture"}
@@ -51,7 +51,7 @@ def revisions_reader() -> Callable[[Path], Sequence[str]] | None:
     """``revisions_of(path)`` (the texts of a memory's earlier wordings) where the write path
     keeps revisions, else None: then only the live files are checked."""
     try:
-        module = importlib.import_module("engram.lifecycle.revisions")
+        module = importlib.import_module("engram.memories.lifecycle.revisions")
     except ImportError:
         return None
     reader = getattr(module, "revisions_of", None)

@@ -30,7 +30,7 @@ from engram.chunking.spans import (
 )
 from engram.chunking.windows import TokenWindowChunker
 from engram.config import ChunkingConfig
-from engram.tokens import Tokenizer
+from engram.text.tokens import Tokenizer
 
 __all__ = [
     "CHUNK_ID_LENGTH",

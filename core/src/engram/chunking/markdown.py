@@ -10,7 +10,7 @@ from typing import Literal
 from engram.chunking.frontmatter import Frontmatter, read_frontmatter
 from engram.chunking.spans import ChunkedDocument, ChunkSpan
 from engram.chunking.windows import check_sizes, token_windows
-from engram.tokens import Tokenizer, default_tokenizer
+from engram.text.tokens import Tokenizer, default_tokenizer
 
 _ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
 _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")

@@ -9,7 +9,7 @@ import re
 from engram.chunking.frontmatter import read_frontmatter
 from engram.chunking.spans import ChunkedDocument, ChunkSpan
 from engram.errors import ConfigError
-from engram.tokens import Tokenizer, TokenSpans, default_tokenizer
+from engram.text.tokens import Tokenizer, TokenSpans, default_tokenizer
 
 
 def check_sizes(max_tokens: int, overlap: int) -> None:

@@ -155,7 +155,7 @@ def _run(args: list[str]) -> int:
         except IndexDamaged as exc:
             if attempt == 1 and exc.files and common.heal_next_open(exc):
                 continue
-            from engram import damage_mark
+            from engram.stores import damage as damage_mark
 
             damage_mark.record(common.loaded[0] if common.loaded else None, exc)
             common.print_labelled("error:", _one_line(str(exc)), style="bold red")

@@ -13,9 +13,9 @@ from typing import Annotated
 import typer
 
 from engram.cli.common import console, err_console, open_memory, print_labelled
+from engram.distributions import install_hint
 from engram.errors import ConfigError
 from engram.ingest.report import IndexReport
-from engram.install import install_hint
 
 AGENT_EXTRA = install_hint("engram-kit-core", "agent")
 
@@ -53,7 +53,7 @@ def mcp_command(
     """Serve the memory tools to an agent over MCP (stdio by default)."""
     _need("mcp")
     from engram import mcp
-    from engram.tools import Toolbox
+    from engram.tools.toolbox import Toolbox
 
     if http:
         mcp.check_loopback(host)
@@ -66,7 +66,7 @@ def mcp_command(
         toolbox = Toolbox(keeper, read_only=read_only)
         if watch:
             _need("watchfiles")
-            from engram.watch import background_watcher
+            from engram.cli.watch import background_watcher
 
             with background_watcher(keeper):
                 mcp.run(toolbox, http=http, host=host, port=port)
@@ -88,7 +88,7 @@ def watch_command(
 ) -> None:
     """Index now, then re-index whenever vault or memory files change (Ctrl+C stops)."""
     _need("watchfiles")
-    from engram.watch import WatchEvent, watch_memory
+    from engram.cli.watch import WatchEvent, watch_memory
 
     def show(event: WatchEvent) -> None:
         if event.error:

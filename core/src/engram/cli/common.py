@@ -106,7 +106,7 @@ def open_memory(ctx: typer.Context, *, clear_remote: bool = False) -> Memory:
 def read_stdin(what: str = "stdin") -> str:
     """All of stdin as text, refused in one line (``InvalidText``) unless it is UTF-8: bytes
     that are not would otherwise reach a store or a file as lone surrogates, or a traceback."""
-    from engram.unicode_text import InvalidText, require_unicode
+    from engram.text.unicode import InvalidText, require_unicode
 
     stream = getattr(sys.stdin, "buffer", None)
     if stream is None:  # a text-only stream (a test's, an embedding host's)

@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from engram.cli.common import console, open_memory, print_labelled
+from engram.distributions import install_hint
 from engram.errors import ConfigError
-from engram.install import install_hint
 
 DASHBOARD_EXTRA = install_hint("engram-kit-core", "dashboard")
 

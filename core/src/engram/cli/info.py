@@ -11,7 +11,7 @@ import typer
 
 from engram import __version__
 from engram.cli.common import console, get_config, open_memory
-from engram.config_view import config_view
+from engram.cli.config_view import config_view
 from engram.errors import EngramError
 from engram.plugins import build_registry, describe_plugins, get_plugin_manager
 from engram.protocols import Diagnoses

@@ -8,11 +8,11 @@ from typing import Annotated
 
 import typer
 
-from engram.capture import CaptureReport, project_files, read_messages
 from engram.cli.common import console, err_console, open_memory, read_stdin
 from engram.errors import ConfigError, ExtractorError
 from engram.extraction import MODES, check_mode
-from engram.scopes import SCOPES, Scope
+from engram.memories.capture import CaptureReport, project_files, read_messages
+from engram.memories.scopes import SCOPES, Scope
 
 
 def register(app: typer.Typer) -> None:
@@ -172,7 +172,7 @@ def prune_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Remove old, unused, low-importance memories first (files and their index entries)."""
-    from engram.prune import describe
+    from engram.memories.prune import describe
 
     with open_memory(ctx) as memory:
         report = memory.prune(

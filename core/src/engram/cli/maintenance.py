@@ -15,16 +15,16 @@ from typing import Annotated, Any
 import typer
 from pydantic import BaseModel
 
-from engram import damage_mark
 from engram.cli.common import console, err_console, get_config
 from engram.config import EngramConfig, parse_overrides, plugin_options
 from engram.errors import ConfigError
-from engram.migrate import migrate
-from engram.parts import build_part
 from engram.plugins import build_registry, get_plugin_manager
 from engram.protocols import Optimizes, Store, Summarises
-from engram.recovery import open_store, view_for
 from engram.registry import Registry
+from engram.stores import damage as damage_mark
+from engram.stores.migrate import migrate
+from engram.stores.parts import build_part
+from engram.stores.recovery import open_store, view_for
 
 
 def register(app: typer.Typer) -> None:
@@ -69,7 +69,7 @@ def migrate_command(
             f"--from and --to are the same {to} store; point the target elsewhere, e.g. "
             f"--to-set path=.engram/{to}-copy"
         )
-    # A shared store is read and written as this vault's origin (engram.origins).
+    # A shared store is read and written as this vault's origin (engram.stores.origins).
     source: Store = view_for(config, registry.get("store", source_name).build(source_options))
     try:
         target: Store = view_for(config, registry.get("store", to).build(target_options))

@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 
 from engram.cli.common import console, err_console, open_memory, read_stdin
-from engram.lifecycle.conflicts import conflict_note
+from engram.memories.judge.conflicts import conflict_note
+from engram.memories.scopes import FolderScope, Scope
 from engram.models import MemoryType
-from engram.scopes import FolderScope, Scope
 
 
 def register(app: typer.Typer) -> None:

@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import typer
 
+from engram.distributions import install_hint
 from engram.errors import ConfigError, EngramError
-from engram.install import install_hint
 from engram.plugins import get_plugin_manager
 
 log = logging.getLogger(__name__)

@@ -11,9 +11,9 @@ from rich.table import Table
 from engram.cli.common import console, open_memory, print_labelled
 from engram.errors import ConfigError
 from engram.filters import Filter, parse_filter
-from engram.lifecycle.conflicts import conflict_note, created_at_of
+from engram.memories.judge.conflicts import conflict_note, created_at_of
 from engram.models import MemoryType, SearchMode, SearchResult
-from engram.snippets import snippet
+from engram.text.snippets import snippet
 
 SNIPPET_CHARS = 160
 

@@ -13,7 +13,7 @@ from engram.cli.common import console, err_console, open_memory, read_stdin
 from engram.errors import ConfigError
 
 if TYPE_CHECKING:
-    from engram.lifecycle.transfer import ExportRecord
+    from engram.memories.lifecycle.transfer import ExportRecord
     from engram.memory import Memory
 
 
@@ -38,7 +38,7 @@ def export_command(
 ) -> None:
     """Write every memory (revisions, supersede chains, scopes, importance, access counts) as
     JSON lines, one memory a line: a backup, or a move to another machine."""
-    from engram.lifecycle.transfer import export_memories
+    from engram.memories.lifecycle.transfer import export_memories
 
     with open_memory(ctx) as memory:
         if origin is None:
@@ -54,8 +54,8 @@ def export_command(
 
 def _stored_memories(memory: Memory, origin: str) -> list[ExportRecord]:
     """One origin's memories as the shared store keeps them (``export --origin``)."""
-    from engram.lifecycle.transfer import export_stored
-    from engram.origins import OriginStore, split_stored
+    from engram.memories.lifecycle.transfer import export_stored
+    from engram.stores.origins import OriginStore, split_stored
 
     store = memory.store
     if not isinstance(store, OriginStore):
@@ -79,7 +79,7 @@ def import_command(
 ) -> None:
     """Bring memories from `engram export` back: new ones are written, the same ones left alone,
     a differing one keeps the newer wording and every other wording as a revision."""
-    from engram.lifecycle.transfer import import_memories, read_records
+    from engram.memories.lifecycle.transfer import import_memories, read_records
 
     if source == "-":
         raw, name = read_stdin(), "stdin"

@@ -17,19 +17,19 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engram import collection_files as files
-from engram.document_ids import document_id_for
+from engram.chunking import collection as files
 from engram.errors import EngramError, InvalidMemory
 from engram.filters import And, Eq, Filter, Not, Or, matches
+from engram.ingest.document_ids import document_id_for
 from engram.ingest.report import IndexReport
 from engram.ingest.sync import sync_files
 from engram.ingest.vault import VaultFile
-from engram.memory_files import replace_file
+from engram.memories import entry as search_entry
+from engram.memories.files import replace_file
+from engram.memories.policy import MAX_POOL, MemorySearch, pools
+from engram.memories.writer import Writer
 from engram.models import Hit, SearchMode
-from engram.redact import strip_private
-from engram.search import entry as search_entry
-from engram.search.policy import MAX_POOL, MemorySearch, pools
-from engram.writer import Writer
+from engram.text.redact import strip_private
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from engram.errors import EngramError
 from engram.filters import parse_iso, to_utc
-from engram.lifecycle.captures import CaptureLog
+from engram.memories.lifecycle.captures import CaptureLog
 from engram.models import Document, MemoryInfo
 from engram.usage import UsageLedger
 

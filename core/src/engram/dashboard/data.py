@@ -15,13 +15,13 @@ from engram import __version__
 from engram.chunking import read_frontmatter
 from engram.dashboard import activity
 from engram.errors import EngramError, MemoryNotFound
+from engram.ingest.sources import SourceNamer
 from engram.keeper import Keeper
+from engram.memories.files import info_from
 from engram.memory import Memory
-from engram.memory_files import info_from
 from engram.models import Document, MemoryInfo
-from engram.origins import ORIGIN_NAME_KEY, TEXT_KEY, OriginStore
-from engram.redact import strip_private, strip_private_data
-from engram.sources import SourceNamer
+from engram.stores.origins import ORIGIN_NAME_KEY, TEXT_KEY, OriginStore
+from engram.text.redact import strip_private, strip_private_data
 from engram.usage import UsageLedger, ledger_path
 
 DAY = 86_400.0

@@ -24,11 +24,11 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
-from engram.embedders import BaseEmbedder
+from engram.embedding.base import BaseEmbedder
 from engram.hookspecs import hookimpl
 from engram.models import InputType
 from engram.registry import Register
-from engram.words import tokenize
+from engram.text.words import tokenize
 
 MODEL = "feature-hash-v1"
 WORD_WEIGHT = 1.0

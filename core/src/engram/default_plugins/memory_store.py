@@ -33,8 +33,8 @@ from engram.hookspecs import hookimpl
 from engram.models import Chunk, Document, Hit, IndexIdentity
 from engram.protocols import StoreCapability
 from engram.registry import Register
-from engram.storekit import check_finite, check_identity, check_vector
-from engram.words import tokenize
+from engram.stores.checks import check_finite, check_identity, check_vector
+from engram.text.words import tokenize
 
 K1 = 1.2
 B = 0.75
@@ -99,7 +99,7 @@ class MemoryStore(ClosingStore):
         return stored, self._unit(stored.vector, f"chunk {chunk.id!r}")
 
     def _unit(self, vector: Sequence[float], what: str) -> Vector:
-        """Validate a vector against the identity (``storekit.check_vector``: the checks and
+        """Validate a vector against the identity (``stores.checks.check_vector``: the checks and
         words of every store) and scale it to length 1 (zero stays zero)."""
         identity = self._identity
         if identity is None:

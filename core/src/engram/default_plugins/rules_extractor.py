@@ -7,11 +7,11 @@ configuration facts (commands, ports, environment variables, runtime versions) a
 README's title and first paragraph, the dependencies of pyproject.toml / package.json / Cargo.toml
 / go.mod, the commands a README tells you to run).
 
-Its contradiction check is the offline judge (``engram.lifecycle.judge``): a reversal of the same
-statement (a polarity flip, an antonym, tabs → spaces, port 8080 → 9090), same type only. It
+Its contradiction check is the offline judge (``engram.memories.judge.verdicts``): a reversal of the
+same statement (a polarity flip, an antonym, tabs → spaces, port 8080 → 9090), same type only. It
 condenses nothing: old session summaries are archived (an LLM extractor distils them instead).
-Recall on the suite's labelled conversations is measured in core/tests/test_rules_extractor.py
-and docs/extractors/rules.md.
+Recall on the suite's labelled conversations is measured in
+core/tests/plugins/test_rules_extractor.py and docs/extractors/rules.md.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from engram.config import LifecycleConfig
 from engram.default_plugins import rules_patterns as rp
 from engram.default_plugins import rules_speaker as rs
 from engram.extraction import Window, prepare, unique_memories
-from engram.lifecycle.judge import judge
-from engram.memory_types import BY_NAME, MemoryType
+from engram.memories.judge.verdicts import judge
 from engram.models import ExtractedMemory, ExtractionMode, KnownMemory, Message
 from engram.registry import NoOptions
+from engram.types import BY_NAME, MemoryType
 
 FIX_LOOKAHEAD = 3  # messages after an error in which its fix may come
 SUMMARY_CHARS = 1_200

@@ -1,11 +1,11 @@
 """The patterns of the ``rules`` extractor: which sentences state a preference, a decision, an
 error, a fix or a configuration fact. (What a preference chooses and rejects, for the
-contradiction check, is read by ``engram.lifecycle.choices``.)
+contradiction check, is read by ``engram.memories.judge.choices``.)
 
 Precision first: a question, a hypothetical ("if we…", "should we…", "would…") or a line of
 code states nothing, and a sentence that matches no pattern is left alone. Patterns read plain
 English as people type it to coding agents; they are tested one family at a time in
-core/tests/test_rules_extractor.py.
+core/tests/plugins/test_rules_extractor.py.
 """
 
 from __future__ import annotations

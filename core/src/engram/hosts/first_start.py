@@ -4,14 +4,14 @@ recall has nothing to say, so the hook answers nothing and writes the stamp itse
 pydantic, a store or a worker.
 
 The folders are read from the config files with ``tomllib`` and derived as ``EngramConfig``
-and ``engram.scopes.memory_folders`` derive them (core/tests/test_hooks_first_start.py proves
-them equal for every shape taken here). Whatever the shortcut cannot read surely takes the full
-path: overrides, an ``ENGRAM_*`` variable that may steer config, a file that is no TOML, a
-top-level key that is no section, a ``[memory]`` key or value of another shape, any error, and
-a worker that failed since the last one that worked. The config's other sections are not
-validated here: a config that parses but is invalid is answered with nothing once, its
-capture (started right after) fails and says so in the capture log, and that failure sends the
-next start down the full path, which reports it."""
+and ``engram.memories.scopes.memory_folders`` derive them
+(core/tests/hosts/test_hooks_first_start.py proves them equal for every shape taken here). Whatever
+the shortcut cannot read surely takes the full path: overrides, an ``ENGRAM_*`` variable that may
+steer config, a file that is no TOML, a top-level key that is no section, a ``[memory]`` key or
+value of another shape, any error, and a worker that failed since the last one that worked. The
+config's other sections are not validated here: a config that parses but is invalid is answered with
+nothing once, its capture (started right after) fails and says so in the capture log, and that
+failure sends the next start down the full path, which reports it."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engram.config_files import default_user_dir, find_project_file, user_config_path
 from engram.hosts import quiet
+from engram.locations import default_user_dir, find_project_file, user_config_path
 
 if TYPE_CHECKING:
     from engram.hosts.job import HookJob
@@ -54,7 +54,7 @@ MEMORY_KEYS: dict[str, type] = {
     "collections_dir": str,
 }
 DEFAULT_DIR = "memory"
-# Read by engram.config_files to find the files, never as settings.
+# Read by engram.locations to find the files, never as settings.
 FILE_VARIABLES = frozenset({"ENGRAM_CONFIG", "ENGRAM_USER_CONFIG"})
 MEMORY_SUFFIXES = (".md", ".markdown")
 
@@ -123,7 +123,7 @@ def _memory_table(path: Path) -> dict[str, Any] | None:
 
 
 def _folders(memory: dict[str, Any], root: Path) -> list[Path]:
-    """As ``engram.scopes.memory_folders``: project folder, user folder, external ones."""
+    """As ``engram.memories.scopes.memory_folders``: project folder, user folder, external ones."""
 
     def resolve(raw: str) -> Path:  # EngramConfig.resolve, then resolved as the scopes do
         path = Path(raw).expanduser()
@@ -144,7 +144,7 @@ def _holds_memory(folder: Path) -> bool:
     def fail(exc: OSError) -> None:
         raise exc
 
-    if not folder.is_dir():  # as engram.memory_files.memory_files: no folder, no memory
+    if not folder.is_dir():  # as engram.memories.files.memory_files: no folder, no memory
         return False
     for _, _, files in os.walk(folder, onerror=fail):
         if any(name.lower().endswith(MEMORY_SUFFIXES) for name in files):

@@ -52,7 +52,7 @@ def answer(job: HookJob, prompt: str, session_id: str | None, budget: float) -> 
 
 
 def _answer(job: HookJob, prompt: str, session_id: str | None) -> str:
-    from engram.redact import strip_private
+    from engram.text.redact import strip_private
 
     project = job.project
     query = prompt_index.terms(strip_private(prompt))

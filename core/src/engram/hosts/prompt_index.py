@@ -25,7 +25,7 @@ from engram.hosts import quiet
 from engram.hosts.job import HookJob
 
 if TYPE_CHECKING:
-    from engram.writer import Writer
+    from engram.memories.writer import Writer
 
 SNAPSHOT = "prompt-index.json"  # in the project's .engram folder
 REFRESHING = "prompt-index.refresh"  # a refresh was started at this file's mtime
@@ -151,11 +151,11 @@ def files_digest(folders: list[Path]) -> str:
 def build(writer: Writer, job: HookJob) -> dict[str, Any]:
     """The snapshot of every live memory the writer sees (project, user and external folders),
     digests taken before the files are read so a change made meanwhile shows as stale."""
-    from engram.document_ids import document_path
-    from engram.memories import list_memories
-    from engram.memory_files import read_body
-    from engram.redact import strip_private
-    from engram.scopes import memory_folders
+    from engram.ingest.document_ids import document_path
+    from engram.memories.agent import list_memories
+    from engram.memories.files import read_body
+    from engram.memories.scopes import memory_folders
+    from engram.text.redact import strip_private
 
     folders = [f.path for f in memory_folders(writer.config)]
     settings = quiet.settings_digest(job)

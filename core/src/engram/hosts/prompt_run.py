@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engram.config_files import find_project_file
 from engram.hosts.base import plain_output
 from engram.hosts.job import HookJob
 from engram.hosts.payload import PAYLOAD_WAIT, read_payload
+from engram.locations import find_project_file
 
 if TYPE_CHECKING:
     from engram.hosts.events import RunArgs

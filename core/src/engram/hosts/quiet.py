@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engram.config_files import find_project_file, user_config_path
+from engram.locations import find_project_file, user_config_path
 
 if TYPE_CHECKING:
     from engram.hosts.job import HookJob

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from engram.config_files import find_project_file
 from engram.hosts import detached, first_start, quiet
 from engram.hosts.base import HookPayload, Host, generic_payload, plain_output
 from engram.hosts.child import run_worker
 from engram.hosts.job import HookJob
 from engram.hosts.payload import PAYLOAD_LIMIT, PAYLOAD_WAIT, read_payload
+from engram.locations import find_project_file
 
 __all__ = ["PAYLOAD_LIMIT", "PAYLOAD_WAIT", "Outcome", "read_payload", "run_hook"]
 from engram.hosts.registry import get as get_host

@@ -21,9 +21,9 @@ Result = dict[str, Any]
 def run_job(job: HookJob) -> Result:
     """session-start → the recall block; capture → re-index the vault's changed notes, index
     this project's sessions, then capture the turns that grew since the last capture."""
-    from engram import damage_mark
     from engram.config import load_config
     from engram.hosts import quiet
+    from engram.stores import damage as damage_mark
 
     if job.event == "session-start":
         quiet.forget(job)  # a stamp stands only for the recall that wrote it
@@ -44,10 +44,10 @@ def run_job(job: HookJob) -> Result:
 def _work(
     job: HookJob, config: EngramConfig, settings: str, suspect: IndexDamaged | None = None
 ) -> Result:
-    from engram import recall as recalling
     from engram.hosts import prompt, prompt_index, quiet
+    from engram.memories import recall as recalling
+    from engram.memories.scopes import memory_folders
     from engram.memory import Memory
-    from engram.scopes import memory_folders
 
     with Memory.open(config, suspect=suspect) as memory:
         if job.event == "session-start":

@@ -33,8 +33,8 @@ EMBED_BATCH = 128  # chunks per embedder call
 @runtime_checkable
 class EmbedsArrays(Protocol):
     """An embedder that also returns its vectors as read-only float32 arrays
-    (``engram.cache.CachedEmbedder``, which every open memory embeds through): the chunks carry
-    them to the store as they are, with no list of Python floats built and read back."""
+    (``engram.embedding.cache.CachedEmbedder``, which every open memory embeds through): the chunks
+    carry them to the store as they are, with no list of Python floats built and read back."""
 
     def embed_arrays(
         self, texts: Sequence[str], input_type: InputType = "document"

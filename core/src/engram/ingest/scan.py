@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from engram.document_ids import relative_id
 from engram.errors import ConfigError
 from engram.ingest.bulk import gc_paused
+from engram.ingest.document_ids import relative_id
 from engram.ingest.vault import Selection, VaultFile, walk
 from engram.stamps import Stamp, Stat, stat_of
 
@@ -28,7 +28,7 @@ _Suspect = tuple[str, str, Path, str, Stat | None]
 
 
 class Labels(Protocol):
-    """The ``source`` label of the files found (``engram.sources.FileLabels``)."""
+    """The ``source`` label of the files found (``engram.ingest.sources.FileLabels``)."""
 
     def of_root(self, root: Path) -> str | None:
         """The label of every file under ``root`` (resolved), or None when it depends on the

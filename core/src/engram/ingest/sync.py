@@ -30,12 +30,14 @@ from engram.ingest.report import IndexInterrupted, IndexReport, Progress, Skippe
 from engram.ingest.scan import Finder, Survey
 from engram.ingest.vault import VaultFile
 from engram.models import Chunk, Document
-from engram.origins import TEXT_KEY, OriginStore
 from engram.protocols import Embedder, Store
-from engram.redact import strip_private
 from engram.stamps import Stamp, Stat, stat_from, stat_of
+from engram.stores.origins import TEXT_KEY, OriginStore
+from engram.text.redact import strip_private
 
-SOURCE = "memory"  # the default label of a file (a vault note's is ``vault``: engram.sources)
+SOURCE = (
+    "memory"  # the default label of a file (a vault note's is ``vault``: engram.ingest.sources)
+)
 LABELS = (SOURCE, "vault")  # the labels of the files sync owns
 STABLE_S = 2.0  # how much older than its indexing a file's mtime must be to trust its stat
 MakeChunks = Callable[[str, str, str], tuple[list[Chunk], list[str]]]

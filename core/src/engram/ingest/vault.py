@@ -22,7 +22,7 @@ ALWAYS_SKIPPED_DIRS = frozenset({".git", ".engram", ".venv", "node_modules", "__
 class VaultFile:
     """A file found in a vault: where it is (absolute, resolved), the vault root it was found
     under (absolute, resolved), its document id and the index's ``source`` label for it
-    (``engram.sources``: discovery cannot tell a memory folder from the vault, so
+    (``engram.ingest.sources``: discovery cannot tell a memory folder from the vault, so
     ``Memory.index`` labels vault notes ``vault``). The location is kept as text and ``path``
     built on first use: a no-op re-index of ten thousand files then builds no ``Path`` at all
     (one costs ~10 µs, as much as the ``stat`` that proves the file unchanged)."""

@@ -12,7 +12,7 @@ from engram.search.fusion import (
     passes_min_score,
 )
 from engram.search.searcher import HybridSearcher, SearcherOptions
-from engram.words import tokenize
+from engram.text.words import tokenize
 
 __all__ = [
     "HybridSearcher",

@@ -19,8 +19,8 @@ from engram.protocols import CandidateSearch, Embedder, Store
 from engram.search.candidates import both_halves, candidate_search
 from engram.search.fusion import normalize_keyword, rrf, single, weighted
 from engram.search.ranked import Fused
-from engram.storekit import check_identity
-from engram.words import tokenize
+from engram.stores.checks import check_identity
+from engram.text.words import tokenize
 
 SearcherOptions = SearchConfig
 """The default searcher's options are the ``[search]`` section of the configuration."""
@@ -226,7 +226,7 @@ def _describe(embedder: Embedder) -> str:
 
 def _check_identity(store: Store, embedder: Embedder) -> None:
     """A query embedded by another model than the stored vectors would rank noise: refuse
-    (``storekit.check_identity``, the same check and words as every store and write)."""
+    (``stores.checks.check_identity``, the same check and words as every store and write)."""
     identity = store.get_identity()
     if identity is None:
         return

@@ -14,10 +14,10 @@ import pluggy
 from engram import hookspecs
 from engram.cli import main as run_cli
 from engram.default_plugins.hash_embedder import HashEmbedder, HashEmbedderOptions
-from engram.migrate import migrate
-from engram.parts import build_part
 from engram.plugins import build_registry, get_plugin_manager
 from engram.search.fusion import weighted
+from engram.stores.migrate import migrate
+from engram.stores.parts import build_part
 
 __all__ = [
     "HashEmbedder",  # the deterministic offline embedder (feature hashing), "hash" in a config

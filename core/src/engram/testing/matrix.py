@@ -84,7 +84,7 @@ def group_of(test_name: str) -> str:
 def discover(root: Path) -> list[Path]:
     """Every test_conformance.py of the repo's distributions."""
     patterns = (
-        "core/tests/test_conformance.py",
+        "core/tests/plugins/test_conformance.py",
         "backends/*/tests/test_conformance.py",
         "embedders/*/tests/test_conformance.py",
         "extractors/*/tests/test_conformance.py",

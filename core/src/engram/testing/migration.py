@@ -116,7 +116,7 @@ def write_sqlite_project(root: Path) -> Path:
 def assert_migrates(source: Store, target: Store) -> None:
     """``fill`` an empty ``source``, ``engram migrate`` it into an empty ``target`` (every chunk
     checked), and compare the two whole: the round trip a store's own tests run."""
-    from engram.migrate import migrate
+    from engram.stores.migrate import migrate
 
     fill(source)
     migrate(source, target, verify_sample=CHUNKS)

@@ -1,5 +1,5 @@
-"""The store suite through one machine's view of a shared store (``engram.origins``: what every
-engram command on a server store uses). A store that says it is shared (``SharedStore``) must
+"""The store suite through one machine's view of a shared store (``engram.stores.origins``: what
+every engram command on a server store uses). A store that says it is shared (``SharedStore``) must
 pass it as well as ``StoreSuite`` itself: the view is a store like any other.
 
 Subclass it and provide one fixture, ``shared_store`` (a fresh, empty place on your server)::
@@ -11,7 +11,7 @@ Subclass it and provide one fixture, ``shared_store`` (a fresh, empty place on y
 
 Search spans every origin by design, so another origin's rows in the same place would show in
 the suite's answers: that a view never changes them is the origin tests' business
-(core/tests/test_origins.py and tests/team)."""
+(core/tests/plugins/test_origins.py and tests/team)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from engram.origins import Origin, OriginStore, open_view
 from engram.protocols import Store
+from engram.stores.origins import Origin, OriginStore, open_view
 from engram.testing.store_suite import StoreSuite
 
 THIS_MACHINE = Origin("1" * 16, "this machine")

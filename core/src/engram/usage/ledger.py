@@ -17,8 +17,8 @@ from urllib.parse import quote
 from pydantic import BaseModel
 
 from engram.config import EngramConfig
+from engram.dbfiles.sqlite import SqliteFile, SqliteHandle
 from engram.errors import ConfigError, StoreError
-from engram.sqlite_file import SqliteFile, SqliteHandle
 
 log = logging.getLogger(__name__)
 

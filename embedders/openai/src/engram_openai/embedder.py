@@ -1,5 +1,5 @@
 """``OpenAIEmbedder``: the official ``openai`` SDK behind engram's batching, retries and ledger
-(``engram.api_embedder.ApiEmbedder``). The SDK is imported when an embedder is built, not when
+(``engram.embedding.api.ApiEmbedder``). The SDK is imported when an embedder is built, not when
 engram loads its plugins.
 """
 

@@ -1,5 +1,5 @@
 """``VoyageEmbedder``: the official ``voyageai`` SDK behind engram's batching, retries and ledger
-(``engram.api_embedder.ApiEmbedder``).
+(``engram.embedding.api.ApiEmbedder``).
 
 Voyage models are asymmetric: a text is embedded as a ``document`` when indexed and as a
 ``query`` when searched for, and the two vectors differ (the protocol's ``input_type`` is sent

@@ -104,8 +104,8 @@ class LLMExtractor:
     def judge_memories(
         self, new: ExtractedMemory, candidates: Sequence[JudgeCandidate], rules: LifecycleConfig
     ) -> list[Verdict]:
-        """The model's relation for each candidate (``engram.lifecycle.judge``); a candidate it
-        leaves out or names a relation for that does not exist gets the offline judge's verdict.
+        """The model's relation for each candidate (``engram.memories.judge.verdicts``); a candidate
+        it leaves out or names a relation for that does not exist gets the offline judge's verdict.
         Raises when every provider failed, so core falls back to the offline judge with a
         warning."""
         if not candidates:

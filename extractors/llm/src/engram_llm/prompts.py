@@ -99,7 +99,7 @@ def contradiction(new: ExtractedMemory, candidates: Sequence[KnownMemory]) -> tu
 
 def judgment(new: ExtractedMemory, candidates: Sequence[JudgeCandidate]) -> tuple[str, str]:
     """(system, user) asking how the new memory relates to each stored one (the relations of
-    ``engram.lifecycle.judge``)."""
+    ``engram.memories.judge.verdicts``)."""
     system = (
         "You judge how a new memory of an AI agent relates to each stored memory close to it.\n"
         "Relations: same (the same fact, nothing that carries meaning differs: no other number, "

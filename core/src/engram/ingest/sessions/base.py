@@ -11,7 +11,7 @@ from typing import Literal, Protocol
 
 from engram.errors import EngramError
 from engram.filters import parse_iso
-from engram.redact import strip_private
+from engram.text.redact import strip_private
 
 Role = Literal["user", "assistant"]
 # Session ids become part of document ids and file lookups: nothing but safe characters.

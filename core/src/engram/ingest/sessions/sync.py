@@ -22,7 +22,7 @@ from engram.ingest.sessions import registry
 from engram.ingest.sessions.base import SessionHost, SessionRef, SessionSource, Transcript
 from engram.models import Chunk, Document, Excerpt
 from engram.protocols import Embedder, Store
-from engram.redact import strip_private
+from engram.text.redact import strip_private
 
 SOURCE = "sessions"
 

@@ -1,0 +1,1 @@
+"""What embedder plugins share: batching and checks, metered APIs, the vector cache."""

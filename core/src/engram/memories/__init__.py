@@ -1,0 +1,1 @@
+"""The memory layer: agent memories as markdown files, written, judged, aged, recalled."""

@@ -1,0 +1,1 @@
+"""Judgment: whether a new memory repeats, refines or contradicts a known one."""

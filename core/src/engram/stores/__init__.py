@@ -1,0 +1,1 @@
+"""What the core does about stores: the shared checks, damage, recovery, migration, origins."""

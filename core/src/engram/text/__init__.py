@@ -1,0 +1,1 @@
+"""Text utilities every floor shares: words, private spans, surrogates, tokens, snippets."""

@@ -1,0 +1,1 @@
+"""The agent tools, defined once and served by every surface (MCP, CLI, plugins)."""
