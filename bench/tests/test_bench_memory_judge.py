@@ -13,19 +13,39 @@ from engram_bench.embedding import build_embedder, cached
 from engram_bench.memory.judge import UPDATES_FILE, render_judge, run_judge
 
 CASES = [
-    ("I live at 42 Birch Street in Portland.", "I moved. My new address is 118 Cedar Avenue."),
-    ("Alice lives in Paris.", "Alice moved to Berlin."),
+    # (old, new, control, TempLAMA's split): the set's own templates, a role and a single value
+    (
+        "Ruud Brood is the head coach of NAC Breda.",
+        "Jan Wouters is the head coach of NAC Breda.",
+        "Jan Wouters is the head coach of FC Utrecht.",
+        "train",
+    ),
+    (
+        "Katie Chapman plays for Arsenal W.F.C..",
+        "Katie Chapman plays for Chelsea L.F.C..",
+        "Kenneth Vermeer plays for Chelsea L.F.C..",
+        "test",
+    ),
 ]
 
 
 def _data(root: Path) -> Path:
     updates = root / UPDATES_FILE
     updates.parent.mkdir(parents=True)
-    cases = [
-        {"case_id": f"c{i}", "initial_fact": old, "contradicting_fact": new}
-        for i, (old, new) in enumerate(CASES)
+    lines = [
+        json.dumps(
+            {
+                "id": f"c{i}",
+                "relation": "r",
+                "old": old,
+                "new": new,
+                "control": control,
+                "source_split": split,
+            }
+        )
+        for i, (old, new, control, split) in enumerate(CASES)
     ]
-    updates.write_text(json.dumps({"cases": cases}), encoding="utf-8")
+    updates.write_text("\n".join(lines) + "\n", encoding="utf-8")
     turn = {"speaker": "Alice", "dia_id": "D1:1", "text": "hi"}
     facts = [["Alice lives in Paris.", "D1:1"], ["Alice moved to Berlin.", "D1:1"]]
     sample = {
@@ -45,9 +65,14 @@ def test_updates_controls_and_locomo_links_are_counted_and_listed(tmp_path: Path
     embedder = cached(build_embedder(registry, "local", {}), None)
     results = run_judge(_data(tmp_path / "data"), registry, embedder, tmp_path / "work")
     counts = results["updates"]["counts"]
-    assert sum(counts["update"].values()) == 2 and sum(counts["control"].values()) == 2
-    assert counts["control"]["merged"] == counts["control"]["superseded"] == 0
-    assert results["updates"]["lost"] == 0
+    # Both updates supersede (one per half); both controls stay apart.
+    assert counts["update dev"]["superseded"] == 1 and counts["update held-out"]["superseded"] == 1
+    for half in ("dev", "held-out"):
+        control = counts[f"control {half}"]
+        assert sum(control.values()) == 1
+        assert control["merged"] == control["superseded"] == control["conflicts"] == 0
+    assert results["updates"]["lost"] == 0 and results["updates"]["rows"] == []
+    assert results["extractor"] == "rules" and results["others"] == {}
     locomo = results["locomo"]
     assert locomo["halves"]["dev"]["writes"] == 3
     moves = [x for x in locomo["listed"] if x["kind"] == "supersedes"]
@@ -59,8 +84,5 @@ def test_updates_controls_and_locomo_links_are_counted_and_listed(tmp_path: Path
         assert listed["reason"] and listed["reason"] != "?"
     assert all("Bob" not in x["old"] + x["new"] for x in locomo["listed"])
     markdown = "\n".join(render_judge(results))
-    assert (
-        "| update |" in markdown
-        and "| control |" in markdown
-        and "- dev: 1 conversations" in markdown
-    )
+    assert "With `rules`:" in markdown and "| update dev |" in markdown
+    assert "| control held-out |" in markdown and "- dev: 1 conversations" in markdown

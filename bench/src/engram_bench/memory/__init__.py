@@ -75,6 +75,7 @@ def run_memory(
             workdir,
             conversations=1 if config.quick else None,
             sessions=2 if config.quick else None,
+            extractors=extractors,
         ),
     }
 

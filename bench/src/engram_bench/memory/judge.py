@@ -13,6 +13,9 @@ about people and things, on data the judge's rules were not written from.
   of a conversation in one project; every supersede and every ``conflicts_with`` link is listed
   with both wordings and the judge's reason, so a reader can judge them. Conversations fall in a
   ``dev`` half (even index) and a ``held-out`` half (odd), reported apart.
+
+Both run with the ``rules`` judge always, and with ``llm``'s whenever the section has an
+OpenAI-compatible endpoint (``memory_extractors``), each reported under its name.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import json
 import logging
 import shutil
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -58,12 +61,17 @@ def load_updates(data: Path) -> list[tuple[str, str, Pair]]:
     return out
 
 
+Extractor = tuple[str, dict[str, Any]]
+RULES: Extractor = ("rules", {})
+
+
 def run_updates(
     data: Path,
     registry: Registry,
     embedder: CachedEmbedder,
     workdir: Path,
     limit: int | None = None,
+    extractor: Extractor = RULES,
 ) -> dict[str, Any]:
     """Outcome counts for the updates and the controls by half and by relation, and the
     updates that were not superseded (with the judge's outcome) for a reader."""
@@ -77,7 +85,7 @@ def run_updates(
     revisions = revisions_reader()
     for half, relation, pair in load_updates(data)[: limit and 2 * limit]:
         outcome, kept, _ = write_pair(
-            pair, "fact", workdir / "updates", registry, embedder, ("rules", {}), revisions
+            pair, "fact", workdir / "updates", registry, embedder, extractor, revisions
         )
         counts.setdefault(f"{pair.label} {half}", Counter())[outcome] += 1
         by_relation.setdefault(f"{pair.label} {relation}", Counter())[outcome] += 1
@@ -131,6 +139,7 @@ def run_locomo(
     workdir: Path,
     conversations: int | None = None,
     sessions: int | None = None,
+    extractor: Extractor = RULES,
 ) -> dict[str, Any]:
     """Every observation fact of the first ``conversations`` conversations (their first
     ``sessions``) remembered in order; the supersedes and conflicts listed with both wordings
@@ -144,7 +153,8 @@ def run_locomo(
     listed: list[dict[str, str]] = []
     for index, (name, facts) in enumerate(by_conversation.items()):
         half = "dev" if index % 2 == 0 else "held-out"
-        for kind, old, new, reason in _replay(facts, registry, embedder, workdir / "locomo"):
+        replayed = _replay(facts, registry, embedder, workdir / "locomo", extractor)
+        for kind, old, new, reason in replayed:
             halves[half][kind] += 1
             listed.append({"conversation": name, "half": half, "kind": kind, "old": old,
                            "new": new, "reason": reason})  # fmt: skip
@@ -154,7 +164,11 @@ def run_locomo(
 
 
 def _replay(
-    facts: list[str], registry: Registry, embedder: CachedEmbedder, folder: Path
+    facts: list[str],
+    registry: Registry,
+    embedder: CachedEmbedder,
+    folder: Path,
+    extractor: Extractor = RULES,
 ) -> Iterator[tuple[str, str, str, str]]:
     """(``supersedes`` or ``conflicts``, older text, newer text, reason) for one project."""
     if folder.exists():
@@ -164,7 +178,7 @@ def _replay(
     config = EngramConfig(
         root=root,
         store={"backend": "sqlite", "path": folder / "data"},
-        extractor={"provider": "rules"},
+        extractor={"provider": extractor[0], **extractor[1]},
         cache={"enabled": False},
         vault={"paths": [root], "respect_gitignore": False},
     )
@@ -196,20 +210,48 @@ def run_judge(
     workdir: Path,
     conversations: int | None = None,
     sessions: int | None = None,
+    extractors: Sequence[Extractor] = (RULES,),
 ) -> dict[str, Any]:
-    """Both parts (see the module docstring); LoCoMo's is skipped when its data is missing."""
+    """Both parts (see the module docstring) with each extractor's judge: the first
+    (``rules``) at the top level, every other one (``llm`` when an endpoint is configured)
+    under ``others``; LoCoMo's part is skipped when its data is missing."""
+    chosen = list(extractors) or [RULES]
+    runs = [_run_one(data, registry, embedder, workdir, conversations, sessions, e) for e in chosen]
+    others = {extractor[0]: run for extractor, run in zip(chosen[1:], runs[1:], strict=True)}
+    return {**runs[0], "extractor": chosen[0][0], "others": others}
+
+
+def _run_one(
+    data: Path,
+    registry: Registry,
+    embedder: CachedEmbedder,
+    workdir: Path,
+    conversations: int | None,
+    sessions: int | None,
+    extractor: Extractor,
+) -> dict[str, Any]:
+    folder = workdir / "judge" / extractor[0]
     try:
-        locomo = run_locomo(data, registry, embedder, workdir / "judge", conversations, sessions)
+        locomo = run_locomo(data, registry, embedder, folder, conversations, sessions, extractor)
     except ConfigError as exc:
         locomo = {"skipped": str(exc)}
     limit = 20 if conversations else None  # a quick run writes the first 20 updates
-    updates = run_updates(data, registry, embedder, workdir / "judge", limit)
+    updates = run_updates(data, registry, embedder, folder, limit, extractor)
     return {"updates": updates, "locomo": locomo}
 
 
 def render_judge(results: dict[str, Any]) -> list[str]:
-    """The part's Markdown: the update outcomes, then LoCoMo's counts and every link listed."""
+    """The part's Markdown: for each extractor's judge, the update outcomes, then LoCoMo's
+    counts and every link listed."""
     lines = ["## Memory: the judge on fact updates and LoCoMo's observation facts", ""]
+    lines += [f"With `{results.get('extractor', 'rules')}`:", "", *_render_one(results)]
+    for name, run in (results.get("others") or {}).items():
+        lines += ["", f"With `{name}`:", "", *_render_one(run)]
+    return lines
+
+
+def _render_one(results: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
     updates = results.get("updates") or {}
     if updates.get("skipped"):
         lines.append(f"Updates skipped: {updates['skipped']}")
