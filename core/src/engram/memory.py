@@ -435,8 +435,9 @@ class Memory(ClosingStore):
         ``type``, gets that type's memories first; ``type`` keeps only them, ``subject`` only
         memories about it, any case). History is left out unless ``include_superseded``;
         ``recency_weight`` (default ``[search]``) blends in how new a hit is; ``per_document``
-        keeps each document's best chunk, so ``limit`` counts documents. Memory hits count as accesses (``engram prune`` reads them) unless
-        ``count_access`` is False (recall counts only what its block holds)."""
+        keeps each document's best chunk, so ``limit`` counts documents. Memory hits count as
+        accesses (``engram prune`` reads them) unless ``count_access`` is False (recall counts
+        only what its block holds)."""
         result = search_entry.search(
             self.searching,
             query,

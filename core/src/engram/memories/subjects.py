@@ -4,7 +4,7 @@ A subject is written as given ("Caroline" for a captured fact, "alice" read from
 store filters are exact, so indexing gives a memory's chunks two derived fields:
 
 - ``subject_key``: the subject casefolded, whitespace collapsed, a trailing "'s" off
-  ("Caroline" → ``caroline``, "Jolene’s" → ``jolene``);
+  ("Caroline" → ``caroline``, "Jolene\u2019s" → ``jolene``);
 - ``subject_keys``: that key and each run of its words from its first or its last word
   ("danielle darrieux" → ``danielle darrieux``, ``danielle``, ``darrieux``).
 
@@ -28,7 +28,7 @@ KEYS_FIELD = "subject_keys"
 
 def subject_key(subject: str) -> str:
     """The subject as compared: casefolded, whitespace collapsed, typographic apostrophes
-    straightened and a trailing possessive off ("Jolene’s" is ``jolene``)."""
+    straightened and a trailing possessive off ("Jolene\u2019s" is ``jolene``)."""
     text = subject.replace("\u2019", "'").casefold().removesuffix("'s")
     return " ".join(text.split())
 
