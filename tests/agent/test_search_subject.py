@@ -14,7 +14,8 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from support import cli, cli_json
+from engram.memories.subjects import KEY_FIELD, KEYS_FIELD
+from support import MemoryFactory, cli, cli_json
 
 CONFIG = '[store]\nbackend = "sqlite"\n[embedder]\nprovider = "hash"\n'
 
@@ -103,3 +104,35 @@ def test_memory_search_subject_through_the_mcp_client(
         (stored["alice"]["path"], "alice")
     ]
     assert answers["bob"] == [] and answers["empty"] is True
+
+
+def test_a_memory_indexed_before_the_keys_needs_a_rebuild(open_memory: MemoryFactory) -> None:
+    """What docs/memory-lifecycle.md says of memories indexed before ``subject_key`` existed:
+    found by the subject as written, not in another case; ``engram index`` leaves the unchanged
+    file unread (its stamp proves it unchanged), and a rebuild adds the keys."""
+    memory = open_memory()  # SQLite, as every test of tests/
+    stored = memory.remember("Prefers window seats on flights.", subject="Caroline")
+    # The chunks as the previous version indexed them: the same, without the derived keys.
+    old = [
+        chunk.model_copy(
+            update={
+                "metadata": {
+                    k: v for k, v in chunk.metadata.items() if k not in (KEY_FIELD, KEYS_FIELD)
+                }
+            }
+        )
+        for batch in memory.store.iter_chunks()
+        for chunk in batch
+        if chunk.document_id == stored.path
+    ]
+    assert old and all(c.vector is not None for c in old)
+    memory.store.upsert(old)
+
+    def found(subject: str) -> list[str]:
+        return [h.chunk.document_id for h in memory.search("window seats", subject=subject).hits]
+
+    assert found("caroline") == [] and found("Caroline") == [stored.path]
+    report = memory.index()
+    assert report.changed == 0 and found("caroline") == []
+    memory.rebuild()
+    assert found("caroline") == found("CAROLINE") == [stored.path]
