@@ -55,7 +55,10 @@ def test_search_by_subject_any_case(open_memory: MemoryFactory) -> None:
     caroline = memory.remember("Prefers window seats on long flights.", subject="Caroline")
     melanie = memory.remember("Prefers aisle seats on long flights.", subject="Melanie")
     darrieux = memory.remember("Danielle Darrieux speaks French.", type="fact")
-    paths = lambda **kw: [h.chunk.document_id for h in memory.search("seats flights", **kw).hits]  # noqa: E731
+
+    def paths(subject: str | None = None) -> list[str]:
+        return [h.chunk.document_id for h in memory.search("seats flights", subject=subject).hits]
+
     assert set(paths()) >= {caroline.path, melanie.path}
     assert paths(subject="CAROLINE") == [caroline.path]
     assert paths(subject=" melanie ") == [melanie.path]
