@@ -60,6 +60,37 @@ def test_memories_by_type_and_scope_and_search(client: TestClient, memory: Memor
     assert hits[0]["path"] == "notes/billing.md"
 
 
+def test_memories_by_subject_any_case_grouped_and_linked(
+    client: TestClient, memory: Memory
+) -> None:
+    """Issue 36, point 1: the subject in the list and on a memory's page, a ``?subject=``
+    filter that matches as ``engram list --subject`` does, and a subjects view with counts
+    whose links lead to the filtered list."""
+    window = memory.remember("Prefers window seats on flights.", subject="Caroline")
+    tea = memory.remember("Prefers green tea in the morning.", subject="CAROLINE")
+    alice = memory.remember("Alice prefers aisle seats on flights.")  # subject read: alice
+    memory.remember("Deploys go out on Tuesdays.", subject="Danielle Darrieux")
+    data = client.get("/api/memories", params={"subject": "caroline"}).json()
+    assert data["subject"] == "caroline"
+    assert {m["id"] for m in data["memories"]} == {window.id, tea.id}
+    assert {m["subject"] for m in data["memories"]} == {"Caroline", "CAROLINE"}
+    darrieux = client.get("/api/memories", params={"subject": "DARRIEUX"}).json()["memories"]
+    assert [m["subject"] for m in darrieux] == ["Danielle Darrieux"]
+    assert client.get("/api/memories", params={"subject": "bob"}).json()["memories"] == []
+    groups = client.get("/api/subjects").json()
+    counts = {(g["key"], g["memories"]) for g in groups["subjects"]}
+    assert counts == {("caroline", 2), ("alice", 1), ("danielle darrieux", 1)}
+    assert groups["subjects"][0]["key"] == "caroline" and groups["without_subject"] == 0
+    page = client.get("/subjects").text
+    assert 'href="/?subject=Danielle+Darrieux"' in page and ">alice</a>" in page
+    listing = client.get("/?subject=Caroline").text
+    assert "Prefers window seats" in listing and "Prefers green tea" in listing
+    assert "Alice prefers aisle" not in listing and "About <strong>Caroline</strong>" in listing
+    assert 'href="/?subject=CAROLINE"' in listing  # each row's subject links to its list
+    shown = client.get(f"/memory/{alice.id}").text
+    assert 'about <a href="/?subject=alice">alice</a>' in shown
+
+
 def test_a_memorys_page_shows_its_history(client: TestClient, memory: Memory) -> None:
     old = memory.remember("The user prefers tabs over spaces in Go code.", type="preference")
     new = memory.remember("The user prefers spaces over tabs in Go code.", type="preference")
@@ -132,15 +163,27 @@ def test_activity_shows_what_engram_records(client: TestClient, memory: Memory) 
 
 
 def test_everything_shown_is_escaped(client: TestClient, memory: Memory) -> None:
-    stored = memory.remember("<script>alert('x')</script> <img src=x onerror=alert(1)>")
-    for url in ("/", f"/memory/{stored.id}", "/?q=script+alert", "/activity"):
+    stored = memory.remember(
+        "<script>alert('x')</script> <img src=x onerror=alert(1)>",
+        subject="<script>alert('s')</script>",
+    )
+    for url in (
+        "/",
+        f"/memory/{stored.id}",
+        "/?q=script+alert",
+        "/activity",
+        "/subjects",
+        "/?subject=<script>alert('s')</script>",
+    ):
         page = client.get(url).text
         assert "<script>alert" not in page and "<img src=x" not in page, url
         assert "&lt;script&gt;" in page, url
 
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH"])
-@pytest.mark.parametrize("url", ["/", "/api/health", "/api/memories", "/memory/x"])
+@pytest.mark.parametrize(
+    "url", ["/", "/api/health", "/api/memories", "/memory/x", "/subjects", "/api/subjects"]
+)
 def test_nothing_can_be_written(client: TestClient, method: str, url: str) -> None:
     assert client.request(method, url).status_code == 405
 
@@ -162,11 +205,13 @@ def test_reading_every_page_changes_no_file(
     for url in [
         "/",
         "/?q=deploys",
+        "/?subject=project",
+        "/subjects",
         f"/memory/{stored.id}",
         "/index",
         "/usage",
         "/activity",
-        *(f"/api/{name}" for name in ("health", "memories", "index", "usage", "activity")),
+        *(f"/api/{n}" for n in ("health", "memories", "subjects", "index", "usage", "activity")),
         "/api/search?q=deploys",
         f"/api/memory/{stored.id}",
     ]:

@@ -429,13 +429,15 @@ class Memory(ClosingStore):
         count_access: bool = True,
         per_document: bool | None = None,
         type: MemoryType | None = None,
+        subject: str | None = None,
     ) -> SearchResult:
         """Rank chunks for ``query`` (``engram.memories.entry``: a query naming a memory type, or
-        ``type``, gets that type's memories first; ``type`` keeps only them). History is left
-        out unless ``include_superseded``; ``recency_weight`` (default ``[search]``) blends in
-        how new a hit is; ``per_document`` keeps each document's best chunk, so ``limit``
-        counts documents. Memory hits count as accesses (``engram prune`` reads them) unless
-        ``count_access`` is False (recall counts only what its block holds)."""
+        ``type``, gets that type's memories first; ``type`` keeps only them, ``subject`` only
+        memories about it, any case). History is left out unless ``include_superseded``;
+        ``recency_weight`` (default ``[search]``) blends in how new a hit is; ``per_document``
+        keeps each document's best chunk, so ``limit`` counts documents. Memory hits count as
+        accesses (``engram prune`` reads them) unless ``count_access`` is False (recall counts
+        only what its block holds)."""
         result = search_entry.search(
             self.searching,
             query,
@@ -443,6 +445,7 @@ class Memory(ClosingStore):
             limit=limit,
             filter=filter,
             memory_type=type,
+            subject=subject,
             include_superseded=include_superseded,
             recency_weight=recency_weight,
             per_document=per_document,

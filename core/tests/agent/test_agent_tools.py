@@ -61,6 +61,7 @@ def test_schemas_are_generated_from_the_input_models() -> None:
         "limit",
         "source",
         "type",
+        "subject",
         "scope",
         "tag",
         "since",

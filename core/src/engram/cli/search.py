@@ -71,6 +71,12 @@ def search_command(
             "naming one type ('what are my preferences') gets its memories first anyway.",
         ),
     ] = None,
+    subject: Annotated[
+        str | None,
+        typer.Option(
+            help="Only memories about this subject: a name, 'user', 'project' (any case).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print hits as JSON.")] = False,
 ) -> None:
     """Search the memory (hybrid keyword + vector by default). Superseded memories are left out
@@ -93,6 +99,7 @@ def search_command(
             recency_weight=recency,
             per_document=per_document,
             type=memory_type,
+            subject=subject,
         )
     if as_json:
         console.print_json(json.dumps(_as_json(result)))

@@ -46,18 +46,23 @@ def build_app(data: DashboardData, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS
         results = data.search(query, _limit(request)) if query else None
         return HTMLResponse(pages.memories_page(data.memories(**_filters(request)), query, results))
 
+    def subjects_html(request: Request) -> Response:
+        return HTMLResponse(pages.subjects_page(data.subjects()))
+
     def memory_html(request: Request) -> Response:
         return HTMLResponse(pages.memory_page(data.memory_page(request.path_params["ref"])))
 
     routes = [
         Route("/", guarded(home)),
         Route("/memory/{ref:path}", guarded(memory_html)),
+        Route("/subjects", guarded(subjects_html)),
         Route("/index", guarded(lambda r: HTMLResponse(pages.index_page(data.index())))),
         Route("/usage", guarded(lambda r: HTMLResponse(pages.usage_page(data.usage())))),
         Route("/activity", guarded(lambda r: HTMLResponse(pages.activity_page(data.activity())))),
         Route("/api/health", guarded(lambda r: JSONResponse(data.health()))),
         Route("/api/memories", guarded(memories_json)),
         Route("/api/search", guarded(search_json)),
+        Route("/api/subjects", guarded(lambda r: JSONResponse(data.subjects()))),
         Route("/api/memory/{ref:path}", guarded(memory_json)),
         Route("/api/index", guarded(lambda r: JSONResponse(data.index()))),
         Route("/api/usage", guarded(lambda r: JSONResponse(data.usage()))),
@@ -95,6 +100,7 @@ def _filters(request: Request) -> dict[str, Any]:
     return {
         "type": params.get("type") or None,
         "scope": params.get("scope") or None,
+        "subject": params.get("subject") or None,
         "history": params.get("history") in ("1", "true", "yes"),
     }
 

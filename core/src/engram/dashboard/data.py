@@ -18,6 +18,8 @@ from engram.errors import EngramError, MemoryNotFound
 from engram.ingest.sources import SourceNamer
 from engram.keeper import Keeper
 from engram.memories.files import info_from
+from engram.memories.judge.slots import same_subject
+from engram.memories.subjects import subject_key
 from engram.memory import Memory
 from engram.models import Document, MemoryInfo
 from engram.stores.origins import ORIGIN_NAME_KEY, TEXT_KEY, OriginStore
@@ -57,22 +59,53 @@ class DashboardData:
         }
 
     def memories(
-        self, *, type: str | None = None, scope: str | None = None, history: bool = False
+        self,
+        *,
+        type: str | None = None,
+        scope: str | None = None,
+        subject: str | None = None,
+        history: bool = False,
     ) -> dict[str, Any]:
-        """Memory files by type and scope (counts over all of them) and the ones asked for."""
+        """Memory files by type and scope (counts over all of them) and the ones asked for;
+        ``subject`` matches as ``engram list --subject`` does (any case, "Darrieux" finds
+        "Danielle Darrieux")."""
         every = self.keeper.run(lambda m: m.list_memories(include_superseded=True))
         live = [m for m in every if m.live]
         shown = [
             m
             for m in (every if history else live)
-            if (type is None or m.type == type) and (scope is None or m.scope == scope)
+            if (type is None or m.type == type)
+            and (scope is None or m.scope == scope)
+            and (subject is None or same_subject(m.subject, subject) is True)
         ]
         return {
             "by_type": dict(sorted(Counter(m.type or "note" for m in live).items())),
             "by_scope": dict(sorted(Counter(m.scope or "project" for m in live).items())),
             "history": len(every) - len(live),
+            "subject": subject,
             "memories": [_info(m) for m in shown],
         }
+
+    def subjects(self) -> dict[str, Any]:
+        """What the live memories are about: each subject (as most of its memories write it)
+        with how many memories name it, most first, and how many name none. Subjects that
+        differ only in case or spacing are one."""
+        every = self.keeper.run(lambda m: m.list_memories())
+        spellings: dict[str, Counter[str]] = {}
+        without = 0
+        for m in every:  # newest first: of two spellings as common, the newest is shown
+            written = " ".join((m.subject or "").split())
+            key = subject_key(written)
+            if not key:
+                without += 1
+                continue
+            spellings.setdefault(key, Counter())[written] += 1
+        ranked = sorted(spellings.items(), key=lambda pair: (-pair[1].total(), pair[0]))
+        rows = [
+            {"subject": names.most_common(1)[0][0], "key": key, "memories": names.total()}
+            for key, names in ranked
+        ]
+        return {"subjects": rows, "without_subject": without}
 
     def search(self, query: str, limit: int = 10) -> dict[str, Any]:
         """engram's search, as ``engram search`` runs it (``Memory.search``, the one entry:

@@ -30,6 +30,7 @@ main{padding:12px}h1{font-size:22px;overflow-wrap:anywhere}td,th{padding:4px}}
 """
 NAV = [
     ("/", "Memories"),
+    ("/subjects", "Subjects"),
     ("/index", "Index"),
     ("/usage", "Usage"),
     ("/activity", "Activity"),
@@ -71,9 +72,16 @@ def memories_page(data: dict[str, Any], query: str, results: dict[str, Any] | No
     body += f"<p>By type: {counts or '<span class=muted>none yet</span>'}</p>"
     body += f"<p>By scope: {scopes or '<span class=muted>none yet</span>'} "
     body += f'<span class="muted">({data["history"]} in history)</span></p>'
+    if data.get("subject"):
+        body += (
+            f"<p>About <strong>{escape(data['subject'])}</strong>: {len(data['memories'])} "
+            'memories (any case). <a href="/">All memories</a> · '
+            '<a href="/subjects">every subject</a></p>'
+        )
     rows = [
         [
             f'<a href="/memory/{quote(m["id"] or m["path"], safe="")}">{escape(m["title"])}</a>',
+            subject_link(m.get("subject")),
             escape(m["type"] or ""),
             escape(m["scope"] or ""),
             local_time(m["created_at"]),
@@ -81,7 +89,26 @@ def memories_page(data: dict[str, Any], query: str, results: dict[str, Any] | No
         ]
         for m in data["memories"]
     ]
-    return page("Memories", body + table(["title", "type", "scope", "created", "status"], rows))
+    headings = ["title", "subject", "type", "scope", "created", "status"]
+    return page("Memories", body + table(headings, rows))
+
+
+def subject_link(subject: str | None) -> str:
+    """A memory's subject as a link to the list of memories about it (nothing when none)."""
+    if not subject:
+        return ""
+    return f'<a href="/?{urlencode({"subject": subject})}">{escape(subject)}</a>'
+
+
+def subjects_page(data: dict[str, Any]) -> str:
+    """Who and what the live memories are about, most memories first, each a link to them."""
+    rows = [[subject_link(s["subject"]), str(s["memories"])] for s in data["subjects"]]
+    body = (
+        '<p class="muted">Live memories by the subject their frontmatter names; subjects that '
+        "differ only in case are one. "
+        f"{data['without_subject']} memories name no subject.</p>"
+    )
+    return page("Subjects", body + table(["subject", "memories"], rows))
 
 
 def search_results(results: dict[str, Any]) -> str:
@@ -160,8 +187,10 @@ def memory_page(data: dict[str, Any]) -> str:
             f"keeps its history</p><pre>{escape(data['text'])}</pre>"
             f"<h2>Frontmatter</h2><table>{front}</table>",
         )
+    about = m.get("subject")
+    about_html = f" · about {subject_link(about)}" if about else ""
     body = (
-        f'<p class="muted">{escape(m["path"])}</p><pre>{escape(data["text"])}</pre>'
+        f'<p class="muted">{escape(m["path"])}{about_html}</p><pre>{escape(data["text"])}</pre>'
         f"<h2>Frontmatter</h2><table>{front}</table>"
         "<h2>History</h2><p class=muted>Oldest first; superseded memories stay as history.</p>"
         + table(["memory", "status", "created", "superseded by"], chain)

@@ -6,7 +6,9 @@ on (vault notes get neither, so a note's own ``status: archived`` frontmatter hi
 - ``memory_scope``: ``project``, ``user`` or ``external`` (which folder holds the file);
 - ``live``: False once the memory was superseded or archived (from its frontmatter, or because
   a newer memory names it in ``supersedes``: that list is the truth when the older file could
-  not be marked), so search and recall leave history out unless asked for it.
+  not be marked), so search and recall leave history out unless asked for it;
+- ``subject_key`` and ``subject_keys``, when the frontmatter names a ``subject``, so search
+  filters by it whatever its case (``engram.memories.subjects``).
 
 A memory's ``revisions`` (earlier wordings) are history: they stay out of the chunk metadata;
 ``revision_count`` says how many there are.
@@ -25,6 +27,7 @@ from engram.ingest.sync import SOURCE
 from engram.memories.fields import check_fields
 from engram.memories.files import status_of
 from engram.memories.scopes import MemoryFolder, folder_of
+from engram.memories.subjects import subject_fields
 from engram.models import Chunk
 
 
@@ -43,8 +46,9 @@ def scoped_chunks(
     project_root: Path,
     retired: Callable[[], Collection[str]] = frozenset,
 ) -> MakeChunks:
-    """A ``make_chunks`` for ``sync_files`` that adds ``memory_scope`` and ``live``; ``retired``
-    gives the ids a newer memory supersedes (not live, whatever their file says)."""
+    """A ``make_chunks`` for ``sync_files`` that adds ``memory_scope``, ``live`` and the subject
+    keys; ``retired`` gives the ids a newer memory supersedes (not live, whatever their file
+    says)."""
     root = str(project_root.resolve())
 
     def make(
@@ -58,6 +62,7 @@ def scoped_chunks(
         meta = chunks[0].metadata
         live = status_of(meta) == "live" and meta.get("id") not in retired()
         extra: dict[str, Any] = {"memory_scope": folder.scope, "live": live}
+        extra.update(subject_fields(meta.get("subject")))
         revisions = meta.get("revisions")
         if isinstance(revisions, list):
             extra["revision_count"] = len(revisions)

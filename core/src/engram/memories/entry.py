@@ -14,6 +14,7 @@ from __future__ import annotations
 from engram.filters import And, Eq, Filter
 from engram.memories.policy import MemorySearch
 from engram.memories.query_types import asked_type, typed_hits, with_typed
+from engram.memories.subjects import subject_filter
 from engram.models import SearchMode, SearchResult
 from engram.text.redact import strip_private
 
@@ -26,6 +27,7 @@ def search(
     limit: int | None = None,
     filter: Filter | None = None,
     memory_type: str | None = None,
+    subject: str | None = None,
     include_superseded: bool = False,
     recency_weight: float | None = None,
     per_document: bool | None = None,
@@ -34,7 +36,11 @@ def search(
     """Rank chunks for ``query`` through ``policy`` (``None`` options take the ``[search]``
     defaults). ``memory_type`` keeps only memories of that type; with ``typed`` (off for a
     collection, whose caller's metadata is its own and has no memory types) the type the
-    query names, or ``memory_type``, puts that type's live memories first."""
+    query names, or ``memory_type``, puts that type's live memories first. ``subject`` keeps
+    only memories about it, whatever its case (``engram.memories.subjects``), typed hits too."""
+    if subject is not None:
+        about = subject_filter(subject)
+        filter = about if filter is None else And(filters=[about, filter])
     narrowed = filter
     if memory_type is not None:
         only = Eq(field="type", value=memory_type)

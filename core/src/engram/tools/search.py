@@ -1,5 +1,5 @@
-"""The ``memory_search`` agent tool: hybrid search with type, scope, tag, date and source
-filters, typed hits first when a type is asked for (``Memory.search``, the one search entry;
+"""The ``memory_search`` agent tool: hybrid search with type, subject, scope, tag, date and
+source filters, typed hits first when a type is asked for (``Memory.search``, the one search entry;
 kept apart from ``engram.tools`` so that module stays small; ``tools.TOOLS`` lists it). Every
 filter is a typed ``engram.filters`` object: no user text is ever spliced into a query."""
 
@@ -27,8 +27,8 @@ class _Input(BaseModel):
 
 class MemorySearchInput(_Input):
     """Search this user's memories, notes and past sessions by meaning and keywords, before
-    answering about earlier work, preferences or decisions. Filter by type, scope, tag, date
-    range or source; read more of a hit with memory_get."""
+    answering about earlier work, preferences or decisions. Filter by type, subject, scope, tag,
+    date range or source; read more of a hit with memory_get."""
 
     query: str = Field(min_length=1, max_length=2000, description="What to look for, in words.")
     limit: int = Field(default=6, ge=1, le=50, description="How many results at most.")
@@ -42,6 +42,13 @@ class MemorySearchInput(_Input):
         description="Only memories of this type, e.g. preference for 'what are my "
         "preferences?', decision for 'what did we decide?'. A query that names one type gets "
         "that type's memories first even without it.",
+    )
+    subject: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="Only memories about this subject: a person, 'user', 'project', a service "
+        "(any case; 'Darrieux' finds 'Danielle Darrieux').",
     )
     scope: Scope | None = Field(default=None, description="Only memories of this scope.")
     tag: str | None = Field(default=None, max_length=64, description="Only memories with this tag.")
@@ -72,6 +79,8 @@ class SearchHit(BaseModel):
     snippet: str
     title: str | None = None
     type: str | None = None
+    # Who or what the memory is about, as its frontmatter writes it.
+    subject: str | None = None
     role: str | None = None
     session_id: str | None = None
     timestamp: str | None = None
@@ -103,6 +112,7 @@ def search(memory: Memory, args: MemorySearchInput) -> SearchOutput:
         include_superseded=args.include_superseded,
         per_document=args.per_document,
         type=args.type,
+        subject=args.subject,
     )
     hits = []
     created = created_at_of(h.chunk.metadata for h in result.hits)
@@ -120,6 +130,7 @@ def search(memory: Memory, args: MemorySearchInput) -> SearchOutput:
                 snippet=text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1] + "…",
                 title=_str(meta.get("title")),
                 type=_str(meta.get("type")),
+                subject=_str(meta.get("subject")),
                 role=_str(meta.get("role")),
                 session_id=_str(meta.get("session_id")),
                 timestamp=_str(meta.get("timestamp")),
