@@ -20,7 +20,7 @@ from engram import Memory
 from engram.chunking import read_frontmatter
 from engram.errors import InvalidMemory
 from engram.mcp import build_server
-from engram.memories.files import memory_files, wording_of
+from engram.memories.files import memory_files, with_frontmatter, wording_of
 from engram.memories.lifecycle.revisions import revisions_of
 from engram.tools.toolbox import Toolbox
 from support import MemoryFactory, cli, cli_json, memory_factory
@@ -71,6 +71,20 @@ def test_update_rewords_the_memory_and_keeps_the_old_text(open_memory: MemoryFac
     # The old text comes back with restore, like any edit.
     restored = memory.restore(one.id or "")
     assert FIRST in (memory.config.root / restored.path).read_text(encoding="utf-8")
+
+
+def test_update_of_a_superseded_memory_writes_a_new_one(open_memory: MemoryFactory) -> None:
+    """Its wording is history search no longer shows: the new text must be live."""
+    memory = open_memory()
+    one = memory.remember(FIRST, title="Infra note")
+    path = memory.config.root / one.path
+    path.write_text(
+        with_frontmatter(path.read_text(encoding="utf-8"), {"status": "superseded"}),
+        encoding="utf-8",
+    )
+    two = memory.remember(SECOND, title="Infra note", on_collision="update")
+    assert two.action == "created" and two.path == "memory/note/infra-note-2.md"
+    assert FIRST in path.read_text(encoding="utf-8") and revisions_of(path) == []
 
 
 def test_update_with_the_same_text_changes_nothing(open_memory: MemoryFactory) -> None:

@@ -170,10 +170,10 @@ def remember(
             add_healed(stored, healed)
             return stored
         existing = collision.taken(target_dir, stem or slugify(new.title or ""))
-        if existing is not None and choice != "new":
-            stored = collision.settle(writer, existing, choice, new, created)
-            add_healed(stored, healed)
-            return stored
+        settled = collision.settle(writer, existing, choice, new, created)
+        if settled is not None:
+            add_healed(settled, healed)
+            return settled
         # Cut once: the plan compares the first window, the index reuses the cut (and vector).
         markdown = render(frontmatter, new.title or "", text)
         cut = Written(markdown, writer.chunker.chunk_document(markdown))

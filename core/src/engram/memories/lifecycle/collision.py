@@ -6,7 +6,9 @@
 - ``update``: the new text becomes the current wording of the memory in that file, through the
   same path as an edit (``engram.memories.lifecycle.editing``): the wording it replaces is kept
   as a revision (``why: updated``), so not a word is lost and ``engram restore`` brings it back.
-  Its id, links and other fields stay; its tags gain the new ones.
+  Its id, links and other fields stay; its tags gain the new ones. A memory already superseded
+  or archived is not reworded (search would not show the new text): the new one is written
+  beside it, as with ``new``.
 - ``fail``: nothing is written; the error names the file and the choices.
 
 Why before the near-duplicate plan: the caller named which memory this is (by its title), so
@@ -49,10 +51,18 @@ def taken(folder: Path, stem: str) -> Path | None:
 
 
 def settle(
-    writer: Writer, existing: Path, choice: OnCollision, new: ExtractedMemory, now: datetime
-) -> StoredMemory:
+    writer: Writer,
+    existing: Path | None,
+    choice: OnCollision,
+    new: ExtractedMemory,
+    now: datetime,
+) -> StoredMemory | None:
     """Carry out ``update`` or ``fail`` for ``new`` against the memory file ``existing`` (the
-    caller holds the folder's write lock; the edit re-enters it)."""
+    caller holds the folder's write lock; the edit re-enters it). None: write ``new`` as a
+    memory of its own (no file in the way, ``new``, or ``update`` of a superseded or archived
+    memory, whose wording search no longer shows: the new text is the live one)."""
+    if existing is None or choice == "new":
+        return None
     name = document_id_for(existing, writer.config.root)
     if choice == "fail":
         raise InvalidMemory(
@@ -60,7 +70,10 @@ def settle(
             "Choose on_collision: update (the new text becomes a revision of that memory, its "
             "old text kept), new (keep both: a numbered file name), or give another title or path"
         )
-    old_tags = read_info(existing, writer.config.root).tags
+    info = read_info(existing, writer.config.root)
+    if not info.live:
+        return None
+    old_tags = info.tags
     tags = [*old_tags, *(t for t in new.tags if t not in old_tags)]
     stored = edit(
         writer,
