@@ -30,7 +30,7 @@ from pydantic_settings import (
 from engram.errors import ConfigError
 from engram.locations import find_project_file as find_project_file  # re-exported
 from engram.locations import user_config_path as user_config_path  # re-exported
-from engram.models import FusionBalance, FusionMethod, KeywordScale, SearchMode
+from engram.models import FusionBalance, FusionMethod, KeywordScale, OnCollision, SearchMode
 from engram.registry import Kind, Registry
 from engram.types import EXTRACTED_TYPES, STRUCTURAL_TYPES, MemoryType
 
@@ -136,6 +136,8 @@ class MemoryFolderConfig(_Section):
     external_paths: list[Path] = Field(default_factory=list)
     # Collections (LangChain / LlamaIndex stores): one folder per collection, one file per document.
     collections_dir: Path = Path("collections")
+    # A new memory whose file name is taken: new (keep both), update (a revision of it), fail.
+    on_collision: OnCollision = "new"
 
 
 class LifecycleConfig(_Section):

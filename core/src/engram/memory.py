@@ -43,6 +43,7 @@ from engram.models import (
     MemoryInfo,
     MemoryType,
     Message,
+    OnCollision,
     SearchMode,
     SearchResult,
     StoredMemory,
@@ -297,10 +298,12 @@ class Memory(ClosingStore):
         subject: str | None = None,
         attribute: str | None = None,
         value: str | None = None,
+        on_collision: OnCollision | None = None,
     ) -> StoredMemory:
         """Write a memory as a markdown file (atomically, private spans removed), or merge it
         into a near-duplicate; supersede what it contradicts; index it. ``subject``,
-        ``attribute``, ``value``: what it is about (read from the text when not given)."""
+        ``attribute``, ``value``: what it is about (read from the text when not given).
+        ``on_collision``: a taken file name keeps both (new), updates that memory, or fails."""
         return memories.remember(
             self.writer,
             content,
@@ -314,6 +317,7 @@ class Memory(ClosingStore):
             subject=subject,
             attribute=attribute,
             value=value,
+            on_collision=on_collision,
         )
 
     def forget(self, id_or_path: str) -> list[str]:

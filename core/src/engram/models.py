@@ -33,6 +33,8 @@ FusionMethod = Literal["weighted", "rrf"]
 KeywordScale = Literal["relative", "saturating"]
 # How weighted fusion sets the two weights for a query (engram.search.fusion.balance_weights).
 FusionBalance = Literal["standout", "fixed"]
+# What `remember` does when the new memory's file name is taken (docs/memory-lifecycle.md).
+OnCollision = Literal["new", "update", "fail"]
 
 
 _FLOATS = TypeAdapter(list[float])

@@ -250,3 +250,21 @@ def test_a_lone_surrogate_is_a_clear_error_in_every_call(open_memory: MemoryFact
             call()
         assert coll.ids() == ["kept"], name
     assert coll.ids() == ["kept"]
+
+
+def test_a_given_vector_of_the_whole_text_is_stored_not_embedded(
+    open_memory: MemoryFactory,
+) -> None:
+    memory = open_memory(cache={"enabled": False})
+    col = memory.collection("docs")
+    dim = col.dimension
+    given = [0.0] * dim
+    given[3] = 1.0  # a vector the hash embedder would not make of this text
+    before = memory.embedder.texts_embedded
+    col.add([Doc(id="v", text="deploys go out on tuesdays")], vectors={"v": given})
+    assert memory.embedder.texts_embedded == before
+    [(hit, stored)] = col.candidates_with_vectors(given, k=1)
+    assert hit.document.id == "v" and stored == pytest.approx(given)
+    # A document whose private words were stripped is embedded again (the vector held them).
+    col.add([Doc(id="p", text="keys <private>x1</private> rotate")], vectors={"p": given})
+    assert memory.embedder.texts_embedded == before + 1

@@ -10,7 +10,7 @@ import typer
 from engram.cli.common import console, err_console, open_memory, read_stdin
 from engram.memories.judge.conflicts import conflict_note
 from engram.memories.scopes import FolderScope, Scope
-from engram.models import MemoryType
+from engram.models import MemoryType, OnCollision
 
 
 def register(app: typer.Typer) -> None:
@@ -36,6 +36,13 @@ def remember_command(
     subject: Annotated[
         str | None, typer.Option(help="Who or what it is about (default: read from the text).")
     ] = None,
+    on_collision: Annotated[
+        OnCollision | None,
+        typer.Option(
+            help="A memory with this title's file name exists: new (keep both), update (a new "
+            "revision of it, its old text kept) or fail. Default: [memory] on_collision (new)."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the memory as JSON.")] = False,
 ) -> None:
     """Save a memory as a markdown file and index it. The same fact already stored is updated
@@ -51,6 +58,7 @@ def remember_command(
             tags=tag or [],
             importance=importance,
             subject=subject,
+            on_collision=on_collision,
         )
     if as_json:
         console.print_json(stored.model_dump_json())

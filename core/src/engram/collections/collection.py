@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,8 @@ from engram.memories import entry as search_entry
 from engram.memories.files import replace_file
 from engram.memories.policy import MAX_POOL, MemorySearch, pools
 from engram.memories.writer import Writer
-from engram.models import Hit, SearchMode
+from engram.models import Chunk, Hit, SearchMode
+from engram.stores.checks import check_dimension, check_finite
 from engram.text.redact import strip_private
 
 log = logging.getLogger(__name__)
@@ -62,24 +63,48 @@ class Collection:
         self.folder = (writer.config.resolve(writer.config.memory.collections_dir) / name).resolve()
 
     # -- writing -------------------------------------------------------------------------------
-    def add(self, documents: Sequence[CollectionDocument]) -> list[str]:
+    def add(
+        self,
+        documents: Sequence[CollectionDocument],
+        *,
+        vectors: Mapping[str, Sequence[float]] | None = None,
+    ) -> list[str]:
         """Write and index ``documents``; an id already present is overwritten. Every file is
-        checked before any is written, so a bad document leaves the collection as it was."""
+        checked before any is written, so a bad document leaves the collection as it was.
+
+        ``vectors``: document id → the vector this memory's embedder made of exactly that
+        document's text (a framework that embedded it already). It is stored for the chunk
+        whose text is the whole document instead of embedding that text again; a document cut
+        into several chunks, or whose ``<private>`` spans were removed, is embedded as usual
+        (the vector is not of any chunk's text). A vector of another dimension, or with NaN or
+        infinite values, is an error before anything is written."""
         rendered: dict[Path, str] = {}
+        given: dict[str, tuple[str, list[float]]] = {}
         for doc in documents:
             text = strip_private(doc.text)
             metadata = files.clean_metadata(doc.metadata)
             content = files.render(self.name, doc.id, text, metadata)
             self._check_size(doc.id, content)
-            rendered[self._path(doc.id)] = content
+            path = self._path(doc.id)
+            rendered[path] = content
+            if vectors is not None and doc.id in vectors:
+                vector = self._checked(doc.id, vectors[doc.id])
+                if text == doc.text:  # a vector of private words is never stored
+                    given[self._document_id(path)] = (text, vector)
         if not rendered:
             return []
         self._writer.check_identity(writing=True)
         self.folder.mkdir(parents=True, exist_ok=True)
         for path, content in rendered.items():
             replace_file(path, content)
-        self._index(list(rendered))
+        self._index(list(rendered), given)
         return [doc.id for doc in documents]
+
+    def _checked(self, document_id: str, vector: Sequence[float]) -> list[float]:
+        what = f"the vector given for document {document_id[:80]!r}"
+        arr = check_finite(vector, what)
+        check_dimension(len(arr), self._writer.identity, what)
+        return [float(x) for x in arr]
 
     def delete(self, ids: Sequence[str]) -> None:
         """Remove these documents (files and chunks); unknown ids are not an error."""
@@ -226,14 +251,30 @@ class Collection:
         _, document_id, text, metadata = parsed
         return CollectionDocument(id=document_id, text=text, metadata=metadata)
 
-    def _index(self, paths: list[Path]) -> IndexReport:
+    def _index(
+        self, paths: list[Path], given: Mapping[str, tuple[str, list[float]]] | None = None
+    ) -> IndexReport:
+        """Index the files at ``paths``; a chunk whose text is one of ``given`` (by document
+        id: the text and its vector) keeps that vector, not embedded again."""
         found = [VaultFile(p, self.folder, self._document_id(p)) for p in paths]
+        known = given or {}
+
+        def make_chunks(document_id: str, text: str, digest: str) -> tuple[list[Chunk], list[str]]:
+            chunks, warnings = self._writer.make_chunks(document_id, text, digest)
+            held = known.get(document_id)
+            if held is None:
+                return chunks, warnings
+            body, vector = held
+            return [
+                c.model_copy(update={"vector": vector}) if c.text == body else c for c in chunks
+            ], warnings
+
         report = sync_files(
             found,
             paths,
             self._writer.store,
             self._writer.embedder,
-            self._writer.make_chunks,
+            make_chunks,
             max_file_bytes=self._writer.config.vault.max_file_bytes,
         )
         if report.skipped:

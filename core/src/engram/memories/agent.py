@@ -43,6 +43,7 @@ from engram.memories.files import (
 from engram.memories.judge.dedup import WritePlan, find_neighbours, plan_write
 from engram.memories.judge.merge import merge
 from engram.memories.judge.slots import read_slots, same_subject
+from engram.memories.lifecycle import collision
 from engram.memories.lifecycle.content_hash import HASH_KEY, content_hash, same_text
 from engram.memories.lifecycle.crash import crash_point
 from engram.memories.lifecycle.links import added, link_back
@@ -67,7 +68,7 @@ from engram.memories.scopes import (
     writable_folder,
 )
 from engram.memories.writer import Writer
-from engram.models import ExtractedMemory, MemoryInfo, MemoryType, StoredMemory
+from engram.models import ExtractedMemory, MemoryInfo, MemoryType, OnCollision, StoredMemory
 from engram.text.redact import strip_private
 from engram.text.unicode import require_unicode
 from engram.types import NAMES, ages
@@ -107,10 +108,14 @@ def remember(
     subject: str | None = None,
     attribute: str | None = None,
     value: str | None = None,
+    on_collision: OnCollision | None = None,
 ) -> StoredMemory:
     """Write a memory (private spans removed first), or merge it into the memory holding the
     same fact (keeping the earlier wording); supersede and link what the plan says; age its
-    kind; index what changed. One writer at a time per memory folder."""
+    kind; index what changed. One writer at a time per memory folder. ``on_collision`` (default
+    ``[memory] on_collision``): a taken file name keeps both, updates that memory, or fails
+    (``engram.memories.lifecycle.collision``)."""
+    choice = collision.check_choice(on_collision or writer.config.memory.on_collision)
     if type not in MEMORY_TYPES:
         raise InvalidMemory(f"unknown memory type {type!r}; use one of {', '.join(MEMORY_TYPES)}")
     if scope not in SCOPES:
@@ -164,6 +169,11 @@ def remember(
             _add_index(stored, index_documents(writer, written={stored.path: Written(merged)}))
             add_healed(stored, healed)
             return stored
+        existing = collision.taken(target_dir, stem or slugify(new.title or ""))
+        settled = collision.settle(writer, existing, choice, new, created)
+        if settled is not None:
+            add_healed(settled, healed)
+            return settled
         # Cut once: the plan compares the first window, the index reuses the cut (and vector).
         markdown = render(frontmatter, new.title or "", text)
         cut = Written(markdown, writer.chunker.chunk_document(markdown))

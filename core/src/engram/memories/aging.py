@@ -19,7 +19,7 @@ from engram.memories.scopes import MemoryFolder
 from engram.memories.writer import Writer
 from engram.models import MemoryInfo, StoredMemory
 
-# remember(writer, content, *, title, type, scope, tags, source, importance, now)
+# remember(writer, content, *, title, type, scope, tags, source, importance, now, on_collision)
 Remember = Callable[..., StoredMemory]
 
 
@@ -106,6 +106,7 @@ def _condense(
             source="condense",
             importance=learned.importance,
             now=when,
+            on_collision="new",  # a condensed pattern is never refused nor folded into another
         )
         report.learned.append(stored.path)
         report.condensed.extend(paths)

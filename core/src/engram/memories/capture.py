@@ -224,6 +224,8 @@ def _store(
         subject=item.subject,
         attribute=item.attribute,
         value=item.value,
+        # The extractor named it: a taken name keeps both, never refuses what a session found.
+        on_collision="new",
     )
 
 

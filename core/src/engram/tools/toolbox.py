@@ -26,7 +26,7 @@ from engram.memories.lifecycle.history import History
 from engram.memories.recall import Recall
 from engram.memories.scopes import Scope
 from engram.memory import Memory
-from engram.models import Excerpt, MemoryInfo, MemoryType, StoredMemory
+from engram.models import Excerpt, MemoryInfo, MemoryType, OnCollision, StoredMemory
 from engram.tools import connector, reading
 from engram.tools import edit as tool_edit
 from engram.tools import search as search_tool
@@ -80,9 +80,14 @@ class MemoryStoreInput(_Input):
     path: str | None = Field(
         default=None,
         max_length=300,
-        description="File name inside the memory folder (default: <type>/<title>.md). An "
-        "existing file is never overwritten: a number is added instead. A near-duplicate of "
-        "a stored memory updates that memory instead of writing a new file.",
+        description="File name inside the memory folder (default: <type>/<title>.md). A "
+        "near-duplicate of a stored memory updates that memory instead of writing a new file.",
+    )
+    on_collision: OnCollision | None = Field(
+        default=None,
+        description="When that file exists already: new (keep both, a number added to the new "
+        "name), update (a new revision of it, its old text kept), fail (refuse). Default: the "
+        "[memory] on_collision setting (new).",
     )
     subject: str | None = Field(
         default=None,
@@ -190,16 +195,8 @@ class Tool(Generic[In, Out]):
 
 
 def _store(memory: Memory, args: MemoryStoreInput) -> StoredMemory:
-    return memory.remember(
-        args.content,
-        title=args.title,
-        type=args.type,
-        scope=args.scope,
-        tags=args.tags,
-        path=args.path,
-        importance=args.importance,
-        subject=args.subject,
-    )
+    # Every field but the content is a keyword of remember, under the same name.
+    return memory.remember(args.content, **args.model_dump(exclude={"content"}))
 
 
 _MERGED = "Updated the memory holding the same fact (its earlier wording kept as a revision):"

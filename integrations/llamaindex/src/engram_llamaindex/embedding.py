@@ -38,6 +38,16 @@ class EngramEmbedding(BaseEmbedding):
     def class_name(cls) -> str:
         return "EngramEmbedding"
 
+    def embeds_like(self, embedder: Embedder) -> bool:
+        """True when this model's vectors are ``embedder``'s: the same provider, model and
+        dimension (what engram records as an index's identity)."""
+        mine = self._embedder
+        return (mine.name, mine.model, mine.dimension) == (
+            embedder.name,
+            embedder.model,
+            embedder.dimension,
+        )
+
     def _get_query_embedding(self, query: str) -> list[float]:
         return self._embedder.embed([query], input_type="query")[0]
 

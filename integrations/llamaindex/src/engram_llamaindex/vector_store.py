@@ -1,9 +1,16 @@
 """``EngramVectorStore``: a LlamaIndex vector store kept in an engram collection.
 
 Every node is a markdown file of the collection (``engram rebuild`` restores the index from the
-files, ``engram search`` finds the nodes). engram embeds the text itself with the memory's
-embedder, so the store keeps no vector the caller computed: build the index with
-``EngramEmbedding`` (same embedder) so query vectors live in the same space.
+files, ``engram search`` finds the nodes). Build the index with ``EngramEmbedding`` (the
+memory's embedder) so node and query vectors live in the space engram keeps.
+
+A node that arrives with its ``embedding`` is not embedded again when the store knows that
+vector is engram's: the embed model is an ``EngramEmbedding`` of the same provider, model and
+dimension (given as ``embed_model=``, or ``Settings.embed_model``; LlamaIndex nodes carry no
+model name), and the text LlamaIndex embedded is the node's text itself (no metadata in it,
+no ``<private>`` span), the text engram indexes, so ``engram rebuild`` would make the same
+vector. Otherwise engram embeds the text itself. Either way a vector of another dimension is an
+error and nothing is written.
 """
 
 from __future__ import annotations
@@ -11,8 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from llama_index.core import Settings
+from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.bridge.pydantic import PrivateAttr
-from llama_index.core.schema import BaseNode
+from llama_index.core.schema import BaseNode, MetadataMode
 from llama_index.core.vector_stores.types import (
     BasePydanticVectorStore,
     MetadataFilters,
@@ -30,6 +39,7 @@ from engram import (
     load_config,
     matches,
 )
+from engram_llamaindex.embedding import EngramEmbedding
 from engram_llamaindex.filters import to_engram_filter
 from engram_llamaindex.nodes import REF_DOC_ID, document_to_node, node_to_document
 from engram_llamaindex.query import check_dimension, run_query
@@ -56,11 +66,22 @@ class EngramVectorStore(BasePydanticVectorStore):
     _memory: Memory = PrivateAttr()
     _collection: Collection = PrivateAttr()
     _owns_memory: bool = PrivateAttr(default=False)
+    _embed_model: BaseEmbedding | None = PrivateAttr(default=None)
 
-    def __init__(self, memory: Memory, collection_name: str = DEFAULT_COLLECTION) -> None:
+    def __init__(
+        self,
+        memory: Memory,
+        collection_name: str = DEFAULT_COLLECTION,
+        *,
+        embed_model: BaseEmbedding | None = None,
+    ) -> None:
+        """``embed_model``: the model the index embeds nodes with, when it is not
+        ``Settings.embed_model``; an ``EngramEmbedding`` of this memory's embedder lets the
+        store keep the nodes' vectors instead of embedding their text again."""
         super().__init__(stores_text=True, collection_name=collection_name)
         self._memory = memory
         self._collection = memory.collection(collection_name)
+        self._embed_model = embed_model
 
     @classmethod
     def from_config(
@@ -81,6 +102,13 @@ class EngramVectorStore(BasePydanticVectorStore):
     def class_name(cls) -> str:
         return "EngramVectorStore"
 
+    def _engram_vectors(self) -> bool:
+        """True when the nodes' embeddings are known to be engram's (see the module doc)."""
+        # Settings' private slot: reading the public one would build LlamaIndex's default
+        # (OpenAI) model when none is set.
+        model = self._embed_model or getattr(Settings, "_embed_model", None)
+        return isinstance(model, EngramEmbedding) and model.embeds_like(self._memory.embedder)
+
     @property
     def client(self) -> Collection:
         """The engram collection the nodes live in."""
@@ -100,14 +128,21 @@ class EngramVectorStore(BasePydanticVectorStore):
     def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
         """Write the nodes (same id = overwrite) and index them; returns their ids in order.
 
-        engram embeds the text itself; an embedding a node carries is only checked for its
-        dimension, which catches an index built with another embed model."""
+        A node's embedding is kept instead of embedding its text again when it is known to be
+        engram's (the module doc says when); any embedding is checked for its dimension, which
+        catches an index built with another embed model."""
         if not nodes:
             return []
         for node in nodes:
             if node.embedding is not None:
                 check_dimension(self._collection, node.embedding)
-        return self._collection.add([node_to_document(n) for n in nodes])
+        trusted = self._engram_vectors()
+        vectors = {
+            n.node_id: n.embedding
+            for n in nodes
+            if trusted and n.embedding is not None and _embedded_as_is(n)
+        }
+        return self._collection.add([node_to_document(n) for n in nodes], vectors=vectors)
 
     def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         """Delete every node whose source document is ``ref_doc_id``; any other argument is
@@ -158,6 +193,13 @@ class EngramVectorStore(BasePydanticVectorStore):
         engram's reference filter semantics (the ones every store implements)."""
         ids = self._collection.ids() if node_ids is None else node_ids
         return [d for d in self._collection.get(ids) if matches(flt, d.metadata)]
+
+
+def _embedded_as_is(node: BaseNode) -> bool:
+    """True when the text LlamaIndex embedded for ``node`` is its text alone (no metadata)."""
+    return node.get_content(metadata_mode=MetadataMode.EMBED) == node.get_content(
+        metadata_mode=MetadataMode.NONE
+    )
 
 
 def _no_other_arguments(method: str, kwargs: dict[str, Any]) -> None:

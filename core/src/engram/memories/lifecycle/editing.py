@@ -55,9 +55,11 @@ def edit(
     tags: list[str] | None = None,
     importance: float | None = None,
     now: datetime | None = None,
+    why: str = "edited",
 ) -> StoredMemory:
     """Change the memory stored at ``target``: ``old_text`` → ``new_text`` (exactly one
-    occurrence), or the whole text ``content``; the replaced wording stays as a revision."""
+    occurrence), or the whole text ``content``; the replaced wording stays as a revision
+    (``why``: edited, or updated by a ``remember`` that chose ``on_collision = "update"``)."""
     for what, given in (("the content", content), ("old_text", old_text), ("new_text", new_text)):
         if given is not None:
             require_unicode(given, what, InvalidMemory)
@@ -93,7 +95,7 @@ def edit(
                     title=old_title or None,
                     when=_opt(meta.get("updated_at") or meta.get("created_at")),
                     replaced_at=stamp(when),
-                    why="edited",
+                    why=why,
                 ),
             )
             meta[HASH_KEY] = content_hash(new_body)
