@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 from pydantic import ValidationError
 
 import engram_sqlite
-from engram import StoreError, hookimpl
+from engram import StoreError, hookimpl, hookspec
 from engram.testing.host import bare_plugin_manager, build_registry, get_plugin_manager
 from engram_sqlite import SQLiteOptions, SQLiteStore, diagnose
 from engram_sqlite import hookspecs as sqlite_hookspecs
@@ -169,6 +170,32 @@ def shout(store: SQLiteStore) -> tuple[str]:
     """The SQL function ConnectionPlugin adds, called on the store's connection."""
     row: tuple[str] = store.connection.execute("SELECT shout('a')").fetchone()
     return row
+
+
+class _ShoutSpecs:
+    @hookspec
+    def shout_word(self, word: str) -> str:  # type: ignore[empty-body]
+        """A hook a plugin declares for itself."""
+
+
+class _DeclaresShout:
+    @hookimpl
+    def register_hookspecs(self, register: Callable[[object], None]) -> None:
+        register(_ShoutSpecs)
+
+
+class _Shouts:
+    @hookimpl
+    def shout_word(self, word: str) -> str:
+        return word.upper()
+
+
+def test_register_hookspecs_lets_a_plugin_declare_hooks_of_its_own() -> None:
+    """The historic ``register_hookspecs`` hook, as engram_sqlite uses it for
+    ``prepare_connection``: a plugin declares a hook, and a plugin registered with it answers."""
+    manager = bare_plugin_manager(_DeclaresShout(), _Shouts())
+    assert manager.hook.shout_word(word="quiet") == ["QUIET"]
+    assert manager.hook.shout_word.spec is not None
 
 
 def test_prepare_connection_is_declared_by_engram_sqlite_not_core(tmp_path: Path) -> None:
