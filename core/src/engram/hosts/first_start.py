@@ -52,6 +52,7 @@ MEMORY_KEYS: dict[str, type] = {
     "user_scope": bool,
     "external_paths": list,
     "collections_dir": str,
+    "on_collision": str,  # read, not used: it names no folder
 }
 DEFAULT_DIR = "memory"
 # Read by engram.locations to find the files, never as settings.
