@@ -58,6 +58,7 @@ from engram.memories.judge.slot_words import (
     SPEAKERS,
     USER,
 )
+from engram.memories.subjects import subject_key
 
 PROJECT = "project"
 
@@ -215,16 +216,12 @@ def same_subject(a: str | None, b: str | None) -> bool | None:
     "Darrieux", "the Q3 report deadline" / "the Q3 report")."""
     if not a or not b:
         return None
-    one, two = _key(a).split(), _key(b).split()
+    one, two = subject_key(a).split(), subject_key(b).split()
     short, long = sorted((one, two), key=len)
     if not short:
         return False
     # "the black dog" / "the dog"; "the Q3 report deadline" / "the Q3 report".
     return long[len(long) - len(short) :] == short or long[: len(short)] == short
-
-
-def _key(subject: str) -> str:
-    return " ".join(_straight(subject).casefold().removesuffix("'s").split())
 
 
 def _straight(text: str) -> str:
