@@ -1,8 +1,9 @@
 """``engram hooks install|uninstall opencode``: our plugin file in OpenCode's documented plugin
 folder (``~/.config/opencode/plugins/``, ``.opencode/plugins/``), checked by node and then loaded
-by node with the documented plugin context (a ``$`` that really runs the command, a fake
-``client``): ``session.created`` runs ``engram hooks run session-start`` and hands the block to
-``client.session.prompt`` with ``noReply``; ``session.idle`` runs ``session-end``."""
+by node (``opencode_harness``) as OpenCode 1.x runs it (a ``$`` that really runs the command, a
+fake ``client``) and as OpenCode 2.x does (a fake ``ctx`` whose session hooks and events the test
+fires): recall at session start, the memories relevant to each prompt, capture when a session
+is done and before a compaction, and the recall block carried through the compaction."""
 
 from __future__ import annotations
 
@@ -19,160 +20,14 @@ from engram.config import load_config
 from engram.hosts import prompt_index
 from engram.hosts.job import HookJob
 from engram.hosts.opencode import install as opencode
+from engram.hosts.prompt import TIME_BUDGET
 from engram.memory import Memory
+from opencode_harness import HARNESS, load_plugin, node
 from support import cli
 
 ENGRAM = str(Path(sys.executable).parent / "engram")
 MEMORY = "Deploys go out on Tuesdays after the change review."
 Capsys = pytest.CaptureFixture[str]
-
-# How OpenCode loads a plugin file, ported from its loaders:
-# - 1.x (packages/opencode/src/plugin, `readV1Plugin` then `getLegacyPlugins`): a default export
-#   `{ id: string, server: function }` is the plugin; otherwise every export must be a function
-#   or `{ server: function }`, else "Plugin export is not a function".
-# - 2.x (`PluginModule.load`, its `Module` schema): `Schema.Struct({ default: Schema.Union([
-#   Schema.Struct({ id: Schema.String, effect: <function> }), Schema.Struct({ id:
-#   Schema.String, setup: <function> }) ]) })`; anything else (a bare function too: a Struct
-#   wants an object) is `PluginModule.LoadError: Plugin must export a default definition with
-#   an id and an effect or setup function.`
-# Then the plugin runs with each version's context: V1 `{ project, client, $, directory,
-# worktree }` (`$` is Bun's shell, here a tagged template that runs the command for real;
-# `client` records prompts) and its hooks get the events; V2 `setup(ctx)` reads the events from
-# `ctx.event.subscribe()` and hands context to `ctx.session.synthetic` (recorded). Commands the
-# V2 path starts through node:child_process are recorded by wrapping `spawn`.
-HARNESS = r"""
-import childProcess, { spawnSync } from "node:child_process";
-import { syncBuiltinESMExports } from "node:module";
-import { pathToFileURL } from "node:url";
-
-const [plugin, directory, events, version] = process.argv.slice(2);
-const record = { runs: [], prompts: [], exports: [], loaded: [], messages: [], context: [] };
-const pending = [];
-
-const realSpawn = childProcess.spawn;
-childProcess.spawn = (command, args, options) => {
-  const child = realSpawn(command, args, options);
-  const run = { argv: [command, ...args], cwd: options.cwd, input: "", code: null };
-  record.runs.push(run);
-  const write = child.stdin.end.bind(child.stdin);
-  child.stdin.end = (data) => { run.input = JSON.parse(String(data)); return write(data); };
-  const closed = (resolve) => child.on("close", (code) => { run.code = code; resolve(); });
-  pending.push(new Promise(closed));
-  return child;
-};
-syncBuiltinESMExports();
-
-function loadV1(mod) {
-  const def = mod.default;
-  if (def && typeof def === "object" && typeof def.id === "string"
-      && typeof def.server === "function") return [def.server];
-  return Object.values(mod).map((value) => {
-    if (typeof value === "function") return value;
-    const server = value && typeof value === "object" ? value.server : undefined;
-    if (typeof server === "function") return server;
-    throw new TypeError("Plugin export is not a function");
-  });
-}
-
-function loadV2(mod) {
-  const def = mod.default;
-  const fine = def !== null && typeof def === "object" && typeof def.id === "string"
-    && (typeof def.effect === "function" || typeof def.setup === "function");
-  if (!fine) throw new Error("PluginModule.LoadError: Plugin must export a default definition "
-                             + "with an id and an effect or setup function.");
-  return def;
-}
-
-const $ = (strings, ...values) => {
-  const state = { cwd: process.cwd(), quiet: false, nothrow: false };
-  const exec = async () => {
-    if (JSON.stringify(strings) !== JSON.stringify(["", " < ", ""])) {
-      throw new Error("unexpected shell template " + JSON.stringify(strings));
-    }
-    const [argv, payload] = values;
-    const input = await payload.text();
-    const proc = spawnSync(argv[0], argv.slice(1), { cwd: state.cwd, input });
-    record.runs.push({ argv, cwd: state.cwd, input: JSON.parse(input), code: proc.status,
-                       quiet: state.quiet, nothrow: state.nothrow });
-    return { stdout: proc.stdout, stderr: proc.stderr, exitCode: proc.status };
-  };
-  const shell = {
-    cwd(dir) { state.cwd = dir; return shell; },
-    quiet() { state.quiet = true; return shell; },
-    nothrow() { state.nothrow = true; return shell; },
-    then(ok, fail) { const run = exec(); pending.push(run); return run.then(ok, fail); },
-  };
-  return shell;
-};
-const client = { session: { prompt: async (request) => { record.prompts.push(request); } } };
-
-const module = await import(pathToFileURL(plugin).href);
-record.exports = Object.keys(module);
-if (version === "v1") {
-  const [factory] = loadV1(module);
-  record.loaded.push("v1");
-  const hooks = await factory({ project: {}, client, $, directory, worktree: directory });
-  for (const event of JSON.parse(events)) {
-    if (event.type === "compacting") {
-      const compacting = hooks["experimental.session.compacting"];
-      const output = { context: [] };
-      await compacting({ sessionID: event.sessionID }, output);
-      record.context.push(...output.context);
-    } else if (event.type === "message") {  // a new user message, as chat.message gets it
-      const output = {
-        message: { id: "msg_user", sessionID: event.sessionID, role: "user" },
-        parts: [{ id: "prt_user", type: "text", text: event.text }],
-      };
-      await hooks["chat.message"]({ sessionID: event.sessionID }, output);
-      record.messages.push(output.parts);
-    } else {
-      await hooks.event({ event });
-    }
-    while (pending.length) await pending.shift().catch(() => {});
-  }
-} else {
-  const definition = loadV2(module);
-  record.loaded.push("v2");
-  const queue = JSON.parse(events);
-  let drained;
-  const done = new Promise((resolve) => { drained = resolve; });
-  const ctx = {
-    location: { directory },
-    // Ends after the plugin took the last event (the generator resumes when it asks again).
-    event: { subscribe: async function* () { for (const event of queue) yield event; drained(); } },
-    session: { synthetic: async (request) => { record.prompts.push(request); } },
-  };
-  record.cleanup = typeof (await definition.setup(ctx));
-  await done;
-  while (pending.length) await pending.shift().catch(() => {});
-}
-process.stdout.write(JSON.stringify(record));
-"""
-
-
-def node() -> str:
-    found = shutil.which("node")
-    assert found, "node is needed to check the OpenCode plugin: install Node.js (>= 18)"
-    return found
-
-
-def load_plugin(
-    plugin: Path, directory: Path, events: list[dict[str, Any]], version: str = "v1"
-) -> Any:
-    """Load ``plugin`` under node as OpenCode ``version`` (v1 / v2) would, fire ``events``;
-    what it did. A loader that rejects the file fails the run."""
-    module = plugin.parent / "engram-plugin.mjs"  # node needs .mjs for an ES module
-    shutil.copyfile(plugin, module)
-    harness = plugin.parent / "harness.mjs"
-    harness.write_text(HARNESS, encoding="utf-8")
-    proc = subprocess.run(
-        [node(), str(harness), str(module), str(directory), json.dumps(events), version],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
 
 
 @pytest.fixture
@@ -219,6 +74,9 @@ def test_install_writes_a_plugin_node_accepts(
     assert f"const START = {json.dumps(argv('session-start'))};" in text
     assert f"const END = {json.dumps(argv('session-end'))};" in text
     assert f"const COMPACT = {json.dumps(argv('pre-compact'))};" in text
+    assert f"const PROMPT = {json.dumps(argv('prompt'))};" in text
+    wait = round((TIME_BUDGET + opencode.PROMPT_START) * 1000)  # the lookup's cap and its start
+    assert f"const PROMPT_WAIT_MS = {wait};" in text
     assert 'export default { id: "engram", server, setup };' in text
     module = path.with_name("check.mjs")
     shutil.copyfile(path, module)
@@ -324,30 +182,6 @@ def test_xdg_config_home_moves_the_user_plugin_folder(
     assert not (home / ".config").exists()
 
 
-def test_opencode_2_loads_the_plugin_and_its_setup_runs_engram_on_the_events(
-    home: Path, project: Path, capsys: Capsys
-) -> None:
-    with Memory.open(load_config(start=project)) as memory:
-        memory.remember(MEMORY)
-    assert cli(capsys, "hooks", "install", "opencode", "--scope", "project")[0] == 0
-    plugin = project / ".opencode" / "plugins" / "engram.js"
-    events = [  # OpenCode 2's events carry `data`
-        {"type": "session.created", "data": {"sessionID": "ses_main"}},
-        {"type": "session.created", "data": {"sessionID": "ses_sub", "parentID": "ses_main"}},
-        {"type": "session.idle", "data": {"sessionID": "ses_main"}},
-    ]
-    record = load_plugin(plugin, project, events, "v2")
-    assert record["loaded"] == ["v2"] and record["cleanup"] == "function"
-    runs = [(r["argv"], r["cwd"], r["input"], r["code"]) for r in record["runs"]]
-    assert runs == [
-        (argv("session-start"), str(project), {"cwd": str(project)}, 0),
-        (argv("session-end"), str(project), {"cwd": str(project)}, 0),
-    ]
-    [prompt] = record["prompts"]
-    assert prompt["sessionID"] == "ses_main"
-    assert prompt["text"].startswith("# Relevant memories (engram)") and MEMORY in prompt["text"]
-
-
 def test_the_v2_check_rejects_what_opencode_2_drops(tmp_path: Path, project: Path) -> None:
     """The ported check can fail: a V1-only plugin (a bare function, as engram wrote before)
     is refused by OpenCode 2's schema, as OpenCode 2 refuses it."""
@@ -409,15 +243,202 @@ def test_opencode_1_adds_the_memories_relevant_to_each_new_message(
     assert [p["id"] for p in second] == ["prt_user"], "the session was shown it already"
 
 
-def test_opencode_2_gives_the_compacted_session_the_block_again(
+def remember(project: Path, *texts: str, index: bool = False) -> None:
+    """``texts`` as memories of ``project``; ``index``: the prompt hook's snapshot of them too."""
+    with Memory.open(load_config(start=project)) as memory:
+        for text in texts:
+            memory.remember(text)
+        if index:
+            job = HookJob("prompt", project, project)
+            prompt_index.write(project, prompt_index.build(memory.writer, job))
+
+
+def installed(project: Path, capsys: Capsys) -> Path:
+    assert cli(capsys, "hooks", "install", "opencode", "--scope", "project")[0] == 0
+    return project / ".opencode" / "plugins" / "engram.js"
+
+
+def v2_event(kind: str, session: str, **data: str) -> dict[str, Any]:
+    """An OpenCode 2 event: its payload in ``data``."""
+    return {"type": kind, "data": {"sessionID": session, **data}}
+
+
+def hook(name: str, session: str, **extra: Any) -> dict[str, Any]:
+    """A step that runs the plugin's ``ctx.session.hook(name)`` callbacks for ``session``."""
+    return {"hook": name, "sessionID": session, **extra}
+
+
+def test_opencode_2_session_events_recall_and_capture(
     home: Path, project: Path, capsys: Capsys
 ) -> None:
-    with Memory.open(load_config(start=project)) as memory:
-        memory.remember(MEMORY)
-    assert cli(capsys, "hooks", "install", "opencode", "--scope", "project")[0] == 0
+    """``session.created`` hands the recall block over without starting the model loop; each
+    busy period's outcome (``session.execution.*``, or ``session.idle`` of older builds) runs
+    session-end, one at a time; a sub-agent's session gets neither."""
+    remember(project, MEMORY)
+    events = [
+        v2_event("session.created", "ses_main"),
+        v2_event("session.created", "ses_sub", parentID="ses_main"),
+        v2_event("session.execution.succeeded", "ses_sub"),
+        v2_event("session.execution.succeeded", "ses_main"),
+        # Two outcomes while the first capture still runs: one capture.
+        {**v2_event("session.execution.failed", "ses_main"), "settle": False},
+        v2_event("session.execution.interrupted", "ses_main", reason="user"),
+        v2_event("session.idle", "ses_main"),
+    ]
+    record = load_plugin(installed(project, capsys), project, events, "v2")
+    assert record["loaded"] == ["v2"] and record["cleanup"] == "function"
+    runs = [(r["argv"], r["cwd"], r["input"], r["code"]) for r in record["runs"]]
+    ended = (argv("session-end"), str(project), {"cwd": str(project)}, 0)
+    started = {"cwd": str(project), "session_id": "ses_main"}
+    assert runs == [(argv("session-start"), str(project), started, 0), ended, ended, ended]
+    [given] = record["prompts"]
+    assert given["sessionID"] == "ses_main" and given["resume"] is False
+    assert given["text"].startswith("# Relevant memories (engram)") and MEMORY in given["text"]
+    assert record["registered"] == ["prompt", "context", "compaction"]
+    assert sorted(record["disposed"]) == sorted(record["registered"]), "the cleanup disposes"
+
+
+def test_opencode_2_adds_the_memories_relevant_to_each_prompt_to_its_requests(
+    home: Path, project: Path, capsys: Capsys
+) -> None:
+    """The prompt hook starts the lookup and returns while it runs; every model request of
+    the turn gets what it found as a system part; the same prompt again finds nothing new (the
+    session was shown it); a sub-agent's session and a session with no prompt get nothing."""
+    remember(project, MEMORY, "The billing service is owned by Alice.", index=True)
+    ask = "When do deploys go out?"
+    steps = [
+        v2_event("session.created", "ses_sub", parentID="ses_main"),
+        hook("prompt", "ses_sub", text=ask),
+        hook("context", "ses_sub"),
+        hook("prompt", "ses_main", text=ask),
+        hook("context", "ses_main"),
+        hook("context", "ses_main"),  # the request after a tool call, in the same turn
+        hook("context", "ses_other"),
+        hook("prompt", "ses_main", text=ask),
+        hook("context", "ses_main"),
+    ]
+    record = load_plugin(installed(project, capsys), project, steps, "v2")
+    sent = {"cwd": str(project), "session_id": "ses_main", "prompt": ask}
+    assert [(r["argv"], r["input"], r["code"]) for r in record["runs"]] == [
+        (argv("prompt"), sent, 0)
+    ] * 2
+    hooks = record["hooks"]
+    assert [h["threw"] for h in hooks] == [None] * len(steps[1:])
+    sub_prompt, sub_context, first, turn, again, other, second, after = hooks
+    assert sub_prompt["running"] == 0 and sub_context["system"] == []
+    assert first["running"] == 1, "the prompt hook does not wait for the lookup"
+    [part] = turn["system"]
+    assert part["type"] == "text" and MEMORY in part["text"] and "Alice" not in part["text"]
+    assert part["text"].startswith("# Memories relevant to this prompt (engram)")
+    assert again["system"] == [part], "every request of the turn carries it"
+    assert other["system"] == []
+    assert second["running"] == 1 and after["system"] == [], "the session was shown it already"
+    assert record["prompts"] == []
+
+
+def test_opencode_2_a_prompt_with_nothing_relevant_adds_nothing(
+    home: Path, project: Path, capsys: Capsys
+) -> None:
+    remember(project, MEMORY, index=True)
+    steps = [hook("prompt", "ses_main", text="Which font does the logo use?")]
+    steps.append(hook("context", "ses_main"))
+    record = load_plugin(installed(project, capsys), project, steps, "v2")
+    assert [(r["argv"], r["code"]) for r in record["runs"]] == [(argv("prompt"), 0)]
+    assert [h["system"] for h in record["hooks"]] == [None, []]
+
+
+def test_opencode_2_compaction_captures_then_carries_the_block(
+    home: Path, project: Path, capsys: Capsys
+) -> None:
+    """The compaction hook captures first, then pushes the recall block into the summary
+    request; after ``session.compaction.ended`` the session gets the block again, without the
+    model loop starting."""
+    remember(project, MEMORY)
+    steps = [
+        v2_event("session.compaction.started", "ses_main", reason="auto", recent="0"),
+        hook("compaction", "ses_main"),
+        v2_event("session.compaction.ended", "ses_main", reason="auto", text="summary"),
+    ]
+    record = load_plugin(installed(project, capsys), project, steps, "v2")
+    session = {"cwd": str(project), "session_id": "ses_main"}
+    assert [(r["argv"], r["input"], r["code"]) for r in record["runs"]] == [
+        (argv("pre-compact"), {"cwd": str(project)}, 0),
+        (argv("session-start"), session, 0),
+        (argv("session-start"), session, 0),
+    ]
+    [compaction] = record["hooks"]
+    [part] = compaction["system"]
+    assert compaction["threw"] is None and part["type"] == "text"
+    assert part["text"].startswith("# Relevant memories (engram)") and MEMORY in part["text"]
+    [given] = record["prompts"]
+    assert given == {"sessionID": "ses_main", "text": part["text"], "resume": False}
+
+
+def test_opencode_2_a_missing_engram_adds_nothing_and_throws_nothing(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    """An engram that is gone (uninstalled after ``install``): every hook returns without a
+    throw and adds nothing; OpenCode goes on."""
+    gone = str(tmp_path / "gone" / "engram")
     plugin = project / ".opencode" / "plugins" / "engram.js"
-    events = [{"type": "session.compacted", "data": {"sessionID": "ses_main"}}]
-    record = load_plugin(plugin, project, events, "v2")
-    assert [r["argv"] for r in record["runs"]] == [argv("session-start")]
-    [prompt] = record["prompts"]
-    assert prompt["sessionID"] == "ses_main" and MEMORY in prompt["text"]
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text(opencode.render([gone]), encoding="utf-8")
+    steps = [
+        v2_event("session.created", "ses_main"),
+        hook("prompt", "ses_main", text="When do deploys go out?"),
+        hook("context", "ses_main"),
+        hook("compaction", "ses_main"),
+        v2_event("session.compaction.ended", "ses_main"),
+        v2_event("session.execution.succeeded", "ses_main"),
+    ]
+    record = load_plugin(plugin, project, steps, "v2")
+    events = ["session-start", "prompt", "pre-compact", "session-start", "session-start"]
+    assert [r["argv"][:4] for r in record["runs"]] == [
+        [gone, "hooks", "run", event] for event in [*events, "session-end"]
+    ]
+    assert {r["code"] for r in record["runs"]} == {-2}  # ENOENT: nothing started
+    assert [(h["name"], h["threw"], h["system"]) for h in record["hooks"]] == [
+        ("prompt", None, None),
+        ("context", None, []),
+        ("compaction", None, []),
+    ]
+    assert record["prompts"] == []
+
+
+def test_opencode_2_a_hung_engram_holds_a_request_only_within_the_budget(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    """A lookup that never answers: the model request goes on without memories (after the
+    plugin's wait, ``PROMPT_WAIT_MS``) while the command still runs."""
+    hung = tmp_path / "hung-engram"
+    hung.write_text("#!/bin/sh\nexec sleep 600\n", encoding="utf-8")
+    hung.chmod(0o755)
+    plugin = project / ".opencode" / "plugins" / "engram.js"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text(opencode.render([str(hung)]), encoding="utf-8")
+    steps = [
+        hook("prompt", "ses_main", text="When do deploys go out?", settle=False),
+        hook("context", "ses_main", settle=False),
+    ]
+    record = load_plugin(plugin, project, steps, "v2")
+    prompt, context = record["hooks"]
+    assert (prompt["running"], context["running"]) == (1, 1)
+    assert context["system"] == [] and context["threw"] is None
+    assert record["killed"] == 1
+
+
+def test_opencode_2_without_session_methods_still_captures(
+    home: Path, project: Path, capsys: Capsys
+) -> None:
+    """A 2.x context without ``session.hook`` or ``session.synthetic``: setup registers
+    nothing, throws nothing, and the session events still capture."""
+    remember(project, MEMORY)
+    steps = [v2_event("session.created", "ses_main"), hook("context", "ses_main")]
+    steps.append(v2_event("session.execution.succeeded", "ses_main"))
+    record = load_plugin(installed(project, capsys), project, steps, "v2-bare")
+    assert record["cleanup"] == "function" and record["registered"] == []
+    assert [(r["argv"], r["code"]) for r in record["runs"]] == [
+        (argv("session-start"), 0),
+        (argv("session-end"), 0),
+    ]
+    assert record["prompts"] == [] and record["hooks"][0]["system"] == []
