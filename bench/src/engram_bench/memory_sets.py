@@ -26,6 +26,13 @@ nDCG@10, per question category).
   conversation, a document is one turn; relevant = the question's ``relevant_docs`` (turn
   ``response_number``s).
 
+- **PrefEval, explicit preferences** (``prefeval-explicit``; amazon-science/PrefEval,
+  ``benchmark_dataset/explicit_preference/*.json``): the 1,000 preferences users state in a
+  chat ("I strictly avoid gluten …") across 20 topics, all in one memory (one document per
+  distinct preference), queried with the request each was written for, asked turns later
+  ("What restaurants in Rome would you recommend?"); relevant = that request's own preference.
+  The request seldom repeats the preference's words: the case for vector search.
+
 Each is read from the public files unchanged; nothing here was written from their questions.
 """
 
@@ -293,6 +300,53 @@ def load_realtalk(
         f"evidence message left out, {dropped_refs} evidence references match no message"
     )
     return dataset
+
+
+def is_prefeval(path: Path) -> bool:
+    return path.is_dir() and any((path / "explicit_preference").glob("*.json"))
+
+
+def load_prefeval(
+    path: Path, *, name: str | None = None, max_queries: int | None = None
+) -> Dataset:
+    """PrefEval's explicit preferences as one memory, each request asking for its preference."""
+    docs: dict[str, Doc] = {}  # by text: a preference stated twice is one memory
+    queries: list[Query] = []
+    for file in sorted((path / "explicit_preference").glob("*.json")):
+        rows = _json_list(file)
+        for index, row in enumerate(rows):
+            text = str(row["preference"])
+            doc = docs.setdefault(text, Doc(f"{file.stem}/{index}", text))
+            queries.append(
+                Query(f"{file.stem}/q{index}", str(row["question"]), {doc.id: 1}, file.stem)
+            )
+    if max_queries is not None:
+        queries = queries[:max_queries]
+    dataset = Dataset(
+        name=name or "prefeval-explicit",
+        kind="locomo",
+        path=path,
+        groups=[Group("memory", list(docs.values()), queries)],
+        metrics=LOCOMO_METRICS,
+        category_labels={
+            c: c.replace("_", " ") for c in sorted({q.category or "" for q in queries})
+        },
+    )
+    dataset.notes.append(
+        f"{len(docs)} distinct stated preferences in one memory, {len(queries)} requests "
+        f"({len(queries) - len({q.text for q in queries})} repeated)"
+    )
+    return dataset
+
+
+def _json_list(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}; check the file") from None
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise ConfigError(f"{path} is not a JSON list of objects; check the file")
+    return data
 
 
 _TMD_QUESTIONS = Path("TestData") / "content_time_qs" / "content_time_qs.json"
