@@ -247,5 +247,48 @@ def test_temporal_memory_questions_point_at_response_numbers(tmp_path: Path) -> 
 def test_a_broken_realtalk_file_is_one_clear_error(tmp_path: Path) -> None:
     folder = write_realtalk(tmp_path / "rt")
     (folder / "Chat_2_Bad.json").write_text("{not json", encoding="utf-8")
-    with pytest.raises(ConfigError, match="cannot read .*Chat_2_Bad.json"):
+    with pytest.raises(ConfigError, match=r"cannot read .*Chat_2_Bad\.json"):
         load_dataset(f"rt={folder}", tmp_path)
+
+
+def write_prefeval(folder: Path) -> Path:
+    """PrefEval's explicit preferences in their own shape: one JSON list per topic."""
+    (folder / "explicit_preference").mkdir(parents=True)
+    travel = [
+        {
+            "preference": "I avoid gluten because of a severe intolerance.",
+            "question": "Which restaurants in Rome would you recommend?",
+            "explanation": "Roman cuisine relies on pasta.",
+        },
+        {
+            "preference": "I prefer not to stay in high-rise buildings.",
+            "question": "Where should I stay in Chicago?",
+            "explanation": "Chicago hotels are often towers.",
+        },
+    ]
+    food = [
+        {
+            "preference": "I avoid gluten because of a severe intolerance.",
+            "question": "What should I bake for a party?",
+            "explanation": "Most cakes use wheat flour.",
+        }
+    ]
+    (folder / "explicit_preference" / "travel_restaurant.json").write_text(json.dumps(travel))
+    (folder / "explicit_preference" / "lifestyle_dietary.json").write_text(json.dumps(food))
+    return folder
+
+
+def test_prefeval_requests_point_at_their_own_stated_preference(tmp_path: Path) -> None:
+    data = load_dataset("prefeval", write_prefeval(tmp_path / "prefeval").parent)
+    (group,) = data.groups
+    # A preference stated under two topics is one memory; both requests point at it.
+    assert [(d.id, d.text) for d in group.docs] == [
+        ("lifestyle_dietary/0", "I avoid gluten because of a severe intolerance."),
+        ("travel_restaurant/1", "I prefer not to stay in high-rise buildings."),
+    ]
+    assert [(q.id, q.qrels, q.category) for q in group.queries] == [
+        ("lifestyle_dietary/q0", {"lifestyle_dietary/0": 1}, "lifestyle_dietary"),
+        ("travel_restaurant/q0", {"lifestyle_dietary/0": 1}, "travel_restaurant"),
+        ("travel_restaurant/q1", {"travel_restaurant/1": 1}, "travel_restaurant"),
+    ]
+    assert data.notes == ["2 distinct stated preferences in one memory, 3 requests (0 repeated)"]
