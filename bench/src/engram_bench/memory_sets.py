@@ -25,7 +25,6 @@ nDCG@10, per question category).
   questions that name both a topic and a date (``TestData/content_time_qs/``); one group per
   conversation, a document is one turn; relevant = the question's ``relevant_docs`` (turn
   ``response_number``s).
-
 - **PrefEval, explicit preferences** (``prefeval-explicit``; amazon-science/PrefEval,
   ``benchmark_dataset/explicit_preference/*.json``): the 1,000 preferences users state in a
   chat ("I strictly avoid gluten …") across 20 topics, all in one memory (one document per
