@@ -78,6 +78,12 @@ def load_dataset(spec: str, data_dir: Path, *, max_queries: int | None = None) -
         return load_beir(path, name=name, max_queries=max_queries)
     if memory_sets.is_longmemeval_sample(path):
         return memory_sets.load_longmemeval_sample(path, name=name, max_queries=max_queries)
+    if memory_sets.is_realtalk(path):
+        return memory_sets.load_realtalk(path, name=name, max_queries=max_queries)
+    if memory_sets.is_temporal_memory(path):
+        return memory_sets.load_temporal_memory(path, name=name, max_queries=max_queries)
+    if memory_sets.is_prefeval(path):
+        return memory_sets.load_prefeval(path, name=name, max_queries=max_queries)
     json_file = path if path.is_file() else _find_locomo_json(path)
     if json_file is not None:
         return load_locomo(json_file, name=name, max_queries=max_queries)

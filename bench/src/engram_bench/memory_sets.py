@@ -16,6 +16,21 @@ nDCG@10, per question category).
   one of the question's evidence turns.
 - **LoCoMo session summaries** (``locomo-summaries``): the memory is one summary per session
   (LoCoMo's ``session_summary``); relevant = the sessions that hold an evidence turn.
+- **REALTALK** (``realtalk``): 21 days of real messaging between 10 pairs of people
+  (danny911kr/REALTALK, ``data/Chat_*.json``, LoCoMo's layout without the ``conversation``
+  wrapper); one group per pair, a document is one message (``"<speaker>: <clean_text>"``, plus
+  the caption of a shared photo); relevant = the question's ``evidence`` message ids.
+- **Temporal Memory Dataset, content + time questions** (``tmd-content-time``; Zyphra, Alonso
+  et al. 2024): 12 LoCoMo-derived conversations (``ConversationData/<n>.json``) and 177
+  questions that name both a topic and a date (``TestData/content_time_qs/``); one group per
+  conversation, a document is one turn; relevant = the question's ``relevant_docs`` (turn
+  ``response_number``s).
+- **PrefEval, explicit preferences** (``prefeval-explicit``; amazon-science/PrefEval,
+  ``benchmark_dataset/explicit_preference/*.json``): the 1,000 preferences users state in a
+  chat ("I strictly avoid gluten …") across 20 topics, all in one memory (one document per
+  distinct preference), queried with the request each was written for, asked turns later
+  ("What restaurants in Rome would you recommend?"); relevant = that request's own preference.
+  The request seldom repeats the preference's words: the case for vector search.
 
 Each is read from the public files unchanged; nothing here was written from their questions.
 """
@@ -41,6 +56,9 @@ from engram_bench.dataset_types import (
 _DIA_ID = re.compile(r"D(\d+):\d+")
 _OBSERVATION = re.compile(r"session_(\d+)_observation")
 _SUMMARY = re.compile(r"session_(\d+)_summary")
+_SESSION = re.compile(r"session_(\d+)")
+_CHAT = re.compile(r"Chat_(\d+)_.*")
+_DIA_REF = re.compile(r"D\d+:\d+")
 
 
 def is_longmemeval_sample(path: Path) -> bool:
@@ -219,6 +237,195 @@ def _locomo_variant(
         f"{one} left out"
     )
     return dataset
+
+
+def is_realtalk(path: Path) -> bool:
+    return path.is_dir() and any(path.glob("Chat_*.json"))
+
+
+def load_realtalk(
+    path: Path, *, name: str | None = None, max_queries: int | None = None
+) -> Dataset:
+    """REALTALK: one group per pair of people, one document per message."""
+    groups: list[Group] = []
+    left = max_queries
+    dropped_questions = dropped_refs = 0
+    for file in sorted(path.glob("Chat_*.json"), key=lambda f: _number(_CHAT, f.stem)):
+        sample = _json(file)
+        docs = [
+            Doc(str(turn["dia_id"]), _turn_text(turn, "clean_text"))
+            for _, key in _sessions(sample)
+            for turn in sample[key]
+        ]
+        known = {d.id for d in docs}
+        queries: list[Query] = []
+        for q_index, qa in enumerate(sample.get("qa") or []):
+            # One evidence id is written "D 2:18": spaces are not part of an id.
+            refs = _DIA_REF.findall(
+                " ".join(re.sub(r"\s+", "", str(e)) for e in qa.get("evidence") or [])
+            )
+            relevant = {ref: 1 for ref in refs if ref in known}
+            dropped_refs += len(set(refs) - relevant.keys())
+            if not relevant:
+                dropped_questions += 1
+                continue
+            category = qa.get("category")
+            queries.append(
+                Query(
+                    f"{file.stem}/q{q_index}",
+                    str(qa["question"]),
+                    relevant,
+                    None if category is None else str(category),
+                )
+            )
+        if left is not None:
+            queries = queries[:left]
+            left -= len(queries)
+        if queries:
+            groups.append(Group(file.stem, docs, queries))
+        if left == 0:
+            break
+    dataset = Dataset(
+        name=name or "realtalk",
+        kind="locomo",
+        path=path,
+        groups=groups,
+        metrics=LOCOMO_METRICS,
+        category_labels={k: v for k, v in LOCOMO_CATEGORIES.items() if k in {"1", "2", "3"}},
+    )
+    dataset.notes.append(
+        f"{len(groups)} conversations indexed separately, {dataset.doc_count} messages, "
+        f"{dataset.query_count} questions; {dropped_questions} questions without a usable "
+        f"evidence message left out, {dropped_refs} evidence references match no message"
+    )
+    return dataset
+
+
+def is_prefeval(path: Path) -> bool:
+    return path.is_dir() and any((path / "explicit_preference").glob("*.json"))
+
+
+def load_prefeval(
+    path: Path, *, name: str | None = None, max_queries: int | None = None
+) -> Dataset:
+    """PrefEval's explicit preferences as one memory, each request asking for its preference."""
+    docs: dict[str, Doc] = {}  # by text: a preference stated twice is one memory
+    queries: list[Query] = []
+    for file in sorted((path / "explicit_preference").glob("*.json")):
+        rows = _json_list(file)
+        for index, row in enumerate(rows):
+            text = str(row["preference"])
+            doc = docs.setdefault(text, Doc(f"{file.stem}/{index}", text))
+            queries.append(
+                Query(f"{file.stem}/q{index}", str(row["question"]), {doc.id: 1}, file.stem)
+            )
+    if max_queries is not None:
+        queries = queries[:max_queries]
+    dataset = Dataset(
+        name=name or "prefeval-explicit",
+        kind="locomo",
+        path=path,
+        groups=[Group("memory", list(docs.values()), queries)],
+        metrics=LOCOMO_METRICS,
+        category_labels={
+            c: c.replace("_", " ") for c in sorted({q.category or "" for q in queries})
+        },
+    )
+    dataset.notes.append(
+        f"{len(docs)} distinct stated preferences in one memory, {len(queries)} requests "
+        f"({len(queries) - len({q.text for q in queries})} repeated)"
+    )
+    return dataset
+
+
+def _json_list(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}; check the file") from None
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise ConfigError(f"{path} is not a JSON list of objects; check the file")
+    return data
+
+
+_TMD_QUESTIONS = Path("TestData") / "content_time_qs" / "content_time_qs.json"
+
+
+def is_temporal_memory(path: Path) -> bool:
+    return path.is_dir() and (path / _TMD_QUESTIONS).is_file()
+
+
+def load_temporal_memory(
+    path: Path, *, name: str | None = None, max_queries: int | None = None
+) -> Dataset:
+    """Zyphra's Temporal Memory Dataset: its content + time questions, one group per
+    conversation, one document per turn (id = the turn's ``response_number``)."""
+    tests = _json(path / _TMD_QUESTIONS)
+    groups: list[Group] = []
+    left = max_queries
+    dropped = 0
+    for index in tests.get("file_indexes") or []:
+        conversation = _json(path / "ConversationData" / f"{index}.json")
+        docs = [
+            Doc(str(turn["response_number"]), _turn_text(turn, "text"))
+            for _, key in _sessions(conversation)
+            for turn in conversation[key]
+        ]
+        known = {d.id for d in docs}
+        group_name = f"conv-{index}"
+        queries: list[Query] = []
+        for q_index, test in enumerate(tests.get(f"file_{index}") or []):
+            relevant = {str(r): 1 for r in test.get("relevant_docs") or [] if str(r) in known}
+            texts = test.get("questions") or []
+            if not relevant or not texts:
+                dropped += 1
+                continue
+            queries.append(Query(f"{group_name}/q{q_index}", str(texts[0]), relevant))
+        if left is not None:
+            queries = queries[:left]
+            left -= len(queries)
+        if queries:
+            groups.append(Group(group_name, docs, queries))
+        if left == 0:
+            break
+    dataset = Dataset(
+        name=name or "tmd-content-time",
+        kind="locomo",
+        path=path,
+        groups=groups,
+        metrics=LOCOMO_METRICS,
+    )
+    dataset.notes.append(
+        f"{len(groups)} conversations indexed separately, {dataset.doc_count} turns, "
+        f"{dataset.query_count} content + time questions; {dropped} without a known relevant "
+        f"turn left out"
+    )
+    return dataset
+
+
+def _sessions(conversation: dict[str, Any]) -> list[tuple[int, str]]:
+    return sorted(
+        (_number(_SESSION, key), key)
+        for key, value in conversation.items()
+        if _SESSION.fullmatch(key) and isinstance(value, list)
+    )
+
+
+def _turn_text(turn: dict[str, Any], text_key: str) -> str:
+    """``"<speaker>: <text>"`` plus a shared photo's caption, as the LoCoMo reader writes it."""
+    text = f"{turn.get('speaker', '')}: {turn.get(text_key, '')}"
+    caption = turn.get("blip_caption")
+    return f"{text} [shares a photo: {caption}]" if caption else text
+
+
+def _json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}; check the file") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} is not a JSON object; check the file")
+    return data
 
 
 # Sets derived from another set's files: name -> (the folder it is read from, the loader).
