@@ -31,6 +31,7 @@ from engram_bench.dataset_types import (
     Group,
     Query,
 )
+from engram_bench.qa import Budget, qa_query
 
 # Sets kept with the bench (bench/data/<name>/, see its README): looked up after --data.
 BUNDLED_DATA = Path(__file__).resolve().parents[2] / "data"
@@ -135,7 +136,7 @@ def load_locomo(path: Path, *, name: str | None = None, max_queries: int | None 
             f"'qa'); point the dataset at locomo10.json or a file of the same shape"
         )
     groups: list[Group] = []
-    left = max_queries
+    budget = Budget(max_queries)
     dropped_refs = dropped_questions = 0
     for index, sample in enumerate(samples):
         group_name = str(sample.get("sample_id") or f"conversation-{index}")
@@ -149,21 +150,8 @@ def load_locomo(path: Path, *, name: str | None = None, max_queries: int | None 
             if not relevant:
                 dropped_questions += 1
                 continue
-            category = qa.get("category")
-            queries.append(
-                Query(
-                    f"{group_name}/q{q_index}",
-                    str(qa["question"]),
-                    relevant,
-                    None if category is None else str(category),
-                )
-            )
-        if left is not None:
-            queries = queries[:left]
-            left -= len(queries)
-        if queries:
-            groups.append(Group(group_name, docs, queries))
-        if left == 0:
+            queries.append(qa_query(group_name, q_index, qa, relevant))
+        if budget.add(groups, group_name, docs, queries):
             break
     dataset = Dataset(
         name=name or path.stem,

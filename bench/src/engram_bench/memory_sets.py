@@ -52,6 +52,7 @@ from engram_bench.dataset_types import (
     Group,
     Query,
 )
+from engram_bench.qa import Budget, qa_query
 
 _DIA_ID = re.compile(r"D(\d+):\d+")
 _OBSERVATION = re.compile(r"session_(\d+)_observation")
@@ -93,18 +94,8 @@ def load_longmemeval_sample(
             left_out += 1
             continue
         queries.append(Query(str(row["id"]), str(row["question"]), relevant, row.get("category")))
-    if max_queries is not None:
-        queries = queries[:max_queries]
-    dataset = Dataset(
-        name=name or path.name,
-        kind="locomo",
-        path=path,
-        groups=[Group("memory", docs, queries)],
-        metrics=LOCOMO_METRICS,
-        category_labels={
-            c: c.replace("_", " ") for c in sorted({q.category or "" for q in queries})
-        },
-    )
+    dataset = _one_memory(name or path.name, path, docs, queries, max_queries)
+    queries = dataset.groups[0].queries
     dataset.notes.append(
         f"{len(sessions)} sessions in one memory, {len(docs)} turns, {len(queries)} questions; "
         f"{left_out} left out (no turn marked has_answer in their supporting sessions)"
@@ -194,7 +185,7 @@ def _locomo_variant(
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"cannot read LoCoMo file {path}: {exc}; check the file") from None
     groups: list[Group] = []
-    left = max_queries
+    budget = Budget(max_queries)
     dropped = 0
     for index, sample in enumerate(samples):
         group_name = str(sample.get("sample_id") or f"conversation-{index}")
@@ -207,21 +198,8 @@ def _locomo_variant(
             if not relevant:
                 dropped += 1
                 continue
-            category = qa.get("category")
-            queries.append(
-                Query(
-                    f"{group_name}/q{q_index}",
-                    str(qa["question"]),
-                    relevant,
-                    None if category is None else str(category),
-                )
-            )
-        if left is not None:
-            queries = queries[:left]
-            left -= len(queries)
-        if queries:
-            groups.append(Group(group_name, docs, queries))
-        if left == 0:
+            queries.append(qa_query(group_name, q_index, qa, relevant))
+        if budget.add(groups, group_name, docs, queries):
             break
     dataset = Dataset(
         name=name,
@@ -248,7 +226,7 @@ def load_realtalk(
 ) -> Dataset:
     """REALTALK: one group per pair of people, one document per message."""
     groups: list[Group] = []
-    left = max_queries
+    budget = Budget(max_queries)
     dropped_questions = dropped_refs = 0
     for file in sorted(path.glob("Chat_*.json"), key=lambda f: _number(_CHAT, f.stem)):
         sample = _json(file)
@@ -269,21 +247,8 @@ def load_realtalk(
             if not relevant:
                 dropped_questions += 1
                 continue
-            category = qa.get("category")
-            queries.append(
-                Query(
-                    f"{file.stem}/q{q_index}",
-                    str(qa["question"]),
-                    relevant,
-                    None if category is None else str(category),
-                )
-            )
-        if left is not None:
-            queries = queries[:left]
-            left -= len(queries)
-        if queries:
-            groups.append(Group(file.stem, docs, queries))
-        if left == 0:
+            queries.append(qa_query(file.stem, q_index, qa, relevant))
+        if budget.add(groups, file.stem, docs, queries):
             break
     dataset = Dataset(
         name=name or "realtalk",
@@ -319,23 +284,32 @@ def load_prefeval(
             queries.append(
                 Query(f"{file.stem}/q{index}", str(row["question"]), {doc.id: 1}, file.stem)
             )
-    if max_queries is not None:
-        queries = queries[:max_queries]
-    dataset = Dataset(
-        name=name or "prefeval-explicit",
-        kind="locomo",
-        path=path,
-        groups=[Group("memory", list(docs.values()), queries)],
-        metrics=LOCOMO_METRICS,
-        category_labels={
-            c: c.replace("_", " ") for c in sorted({q.category or "" for q in queries})
-        },
+    dataset = _one_memory(
+        name or "prefeval-explicit", path, list(docs.values()), queries, max_queries
     )
+    queries = dataset.groups[0].queries
     dataset.notes.append(
         f"{len(docs)} distinct stated preferences in one memory, {len(queries)} requests "
         f"({len(queries) - len({q.text for q in queries})} repeated)"
     )
     return dataset
+
+
+def _one_memory(
+    name: str, path: Path, docs: list[Doc], queries: list[Query], max_queries: int | None
+) -> Dataset:
+    """A set whose documents are all one memory (one user), its categories named as written."""
+    queries = queries if max_queries is None else queries[:max_queries]
+    return Dataset(
+        name=name,
+        kind="locomo",
+        path=path,
+        groups=[Group("memory", docs, queries)],
+        metrics=LOCOMO_METRICS,
+        category_labels={
+            c: c.replace("_", " ") for c in sorted({q.category or "" for q in queries})
+        },
+    )
 
 
 def _json_list(path: Path) -> list[dict[str, Any]]:
@@ -362,7 +336,7 @@ def load_temporal_memory(
     conversation, one document per turn (id = the turn's ``response_number``)."""
     tests = _json(path / _TMD_QUESTIONS)
     groups: list[Group] = []
-    left = max_queries
+    budget = Budget(max_queries)
     dropped = 0
     for index in tests.get("file_indexes") or []:
         conversation = _json(path / "ConversationData" / f"{index}.json")
@@ -381,12 +355,7 @@ def load_temporal_memory(
                 dropped += 1
                 continue
             queries.append(Query(f"{group_name}/q{q_index}", str(texts[0]), relevant))
-        if left is not None:
-            queries = queries[:left]
-            left -= len(queries)
-        if queries:
-            groups.append(Group(group_name, docs, queries))
-        if left == 0:
+        if budget.add(groups, group_name, docs, queries):
             break
     dataset = Dataset(
         name=name or "tmd-content-time",
