@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import get_args
 
 from engram.errors import InvalidMemory
 from engram.ingest.document_ids import document_id_for
@@ -29,7 +30,8 @@ from engram.memories.lifecycle.editing import edit
 from engram.memories.writer import Writer
 from engram.models import ExtractedMemory, OnCollision, StoredMemory
 
-ON_COLLISION: tuple[OnCollision, ...] = ("new", "update", "fail")
+# The choices, read off the type (one list: the config, the CLI and memory_store use the type).
+ON_COLLISION: tuple[OnCollision, ...] = get_args(OnCollision)
 UPDATED = "updated"
 
 
