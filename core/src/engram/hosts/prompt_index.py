@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from engram.hosts import quiet
 from engram.hosts.job import HookJob
+from engram.text.stopwords import STOPWORDS
 
 if TYPE_CHECKING:
     from engram.memories.writer import Writer
@@ -33,87 +34,6 @@ REFRESH_GRACE = 120.0  # seconds a started refresh is trusted to be running
 VERSION = 1
 TEXT_LIMIT = 2000  # characters of a memory's body kept for the block
 _WORD = re.compile(r"[^\W_]+")
-STOPWORDS = frozenset(
-    [
-        "a",
-        "about",
-        "after",
-        "all",
-        "also",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "just",
-        "me",
-        "my",
-        "no",
-        "not",
-        "of",
-        "on",
-        "or",
-        "our",
-        "so",
-        "than",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "to",
-        "up",
-        "us",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "please",
-        "let",
-        "lets",
-        "make",
-        "use",
-        "using",
-        "get",
-    ]
-)
 
 
 def terms(text: str) -> list[str]:

@@ -20,6 +20,7 @@ from engram.search.candidates import both_halves, candidate_search
 from engram.search.fusion import normalize_keyword, rrf, single, weighted
 from engram.search.ranked import Fused
 from engram.stores.checks import check_identity
+from engram.text.stopwords import keyword_query
 from engram.text.words import tokenize
 
 SearcherOptions = SearchConfig
@@ -99,7 +100,7 @@ class HybridSearcher:
                 f"with keyword search (memory, sqlite)"
             )
         source = candidate_search(store)
-        found = source.keyword_candidates(query, pool, filter)
+        found = source.keyword_candidates(keyword_query(query), pool, filter)
         scores = np.asarray([normalize_keyword(s) for s in found.scores.tolist()], dtype=float)
         # No min_score here: BM25 magnitudes depend on corpus size (one matching note in a tiny
         # vault scores near zero), so a fixed threshold would hide real matches.
@@ -189,7 +190,7 @@ class HybridSearcher:
             )
             return self._keyword(query, store, pool, limit, filter, degraded=True, warnings=[note])
         source = candidate_search(store)
-        vector_side, keyword_side = both_halves(source, vector, query, pool, filter)
+        vector_side, keyword_side = both_halves(source, vector, keyword_query(query), pool, filter)
         opts = self.options
         if opts.fusion == "rrf":
             fused = rrf(vector_side, keyword_side, k=opts.rrf_k)
