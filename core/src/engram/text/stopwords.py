@@ -111,8 +111,17 @@ def keyword_query(query: str) -> str:
     """``query`` with its stop words blanked out, for the keyword side of a search.
 
     Everything else is kept as typed (punctuation, a CJK run, a hyphenated word), so each
-    store's own word splitting sees what it saw before. A query made of stop words only
-    ("who am I") is returned whole: a search for those words still finds them.
+    store's own word splitting sees what it saw before. A stop word written in capitals in a
+    query that has lower-case letters ("US", "IT", "WHO") is a name, and kept. A query made of
+    stop words only ("who am I") is returned whole: a search for those words still finds them.
     """
-    kept = _WORD.sub(lambda m: " " if m.group().lower() in STOPWORDS else m.group(), query)
+    names_in_capitals = any(c.islower() for c in query)
+
+    def blank(match: re.Match[str]) -> str:
+        word = match.group()
+        if word.lower() not in STOPWORDS:
+            return word
+        return word if names_in_capitals and len(word) > 1 and word.isupper() else " "
+
+    kept = _WORD.sub(blank, query)
     return kept if tokenize(kept) else query
