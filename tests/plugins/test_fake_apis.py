@@ -131,6 +131,9 @@ def test_the_fixture_stops_every_server_and_fails_a_test_whose_handler_raised(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makeconftest(ROOT_CONFTEST.read_text(encoding="utf-8"))
+    # The inner run reads no pyproject: give pytest-asyncio the loop scope the project sets, so
+    # it does not warn in the outer run's summary.
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     pytester.makepyfile(
         """
         import urllib.error, urllib.request
