@@ -94,13 +94,18 @@ def load_longmemeval_sample(
             left_out += 1
             continue
         queries.append(Query(str(row["id"]), str(row["question"]), relevant, row.get("category")))
-    dataset = _one_memory(name or path.name, path, docs, queries, max_queries)
-    queries = dataset.groups[0].queries
-    dataset.notes.append(
-        f"{len(sessions)} sessions in one memory, {len(docs)} turns, {len(queries)} questions; "
-        f"{left_out} left out (no turn marked has_answer in their supporting sessions)"
+    return _one_memory(
+        name or path.name,
+        path,
+        docs,
+        queries,
+        max_queries,
+        lambda kept: (
+            f"{len(sessions)} sessions in one memory, {len(docs)} turns, "
+            f"{len(kept)} questions; {left_out} left out (no turn marked has_answer in their "
+            "supporting sessions)"
+        ),
     )
-    return dataset
 
 
 def load_locomo_observations(
@@ -284,21 +289,29 @@ def load_prefeval(
             queries.append(
                 Query(f"{file.stem}/q{index}", str(row["question"]), {doc.id: 1}, file.stem)
             )
-    dataset = _one_memory(
-        name or "prefeval-explicit", path, list(docs.values()), queries, max_queries
+    return _one_memory(
+        name or "prefeval-explicit",
+        path,
+        list(docs.values()),
+        queries,
+        max_queries,
+        lambda kept: (
+            f"{len(docs)} distinct stated preferences in one memory, {len(kept)} "
+            f"requests ({len(kept) - len({q.text for q in kept})} repeated)"
+        ),
     )
-    queries = dataset.groups[0].queries
-    dataset.notes.append(
-        f"{len(docs)} distinct stated preferences in one memory, {len(queries)} requests "
-        f"({len(queries) - len({q.text for q in queries})} repeated)"
-    )
-    return dataset
 
 
 def _one_memory(
-    name: str, path: Path, docs: list[Doc], queries: list[Query], max_queries: int | None
+    name: str,
+    path: Path,
+    docs: list[Doc],
+    queries: list[Query],
+    max_queries: int | None,
+    note: Callable[[list[Query]], str],
 ) -> Dataset:
-    """A set whose documents are all one memory (one user), its categories named as written."""
+    """A set whose documents are all one memory (one user), its categories named as written;
+    ``note`` describes it from the queries kept under ``max_queries``."""
     queries = queries if max_queries is None else queries[:max_queries]
     return Dataset(
         name=name,
@@ -309,6 +322,7 @@ def _one_memory(
         category_labels={
             c: c.replace("_", " ") for c in sorted({q.category or "" for q in queries})
         },
+        notes=[note(queries)],
     )
 
 
