@@ -108,6 +108,7 @@ if TYPE_CHECKING:
     from engram.protocols import Embedder as Embedder
     from engram.protocols import Extractor as Extractor
     from engram.protocols import HasOptions as HasOptions
+    from engram.protocols import KeywordCeiling as KeywordCeiling
     from engram.protocols import Optimizes as Optimizes
     from engram.protocols import PrunesDocuments as PrunesDocuments
     from engram.protocols import ReadsStamps as ReadsStamps
@@ -186,6 +187,7 @@ _PUBLIC: dict[str, str] = {
     "Optimizes": "engram.protocols:Optimizes",
     "Diagnoses": "engram.protocols:Diagnoses",
     "CandidateSearch": "engram.protocols:CandidateSearch",
+    "KeywordCeiling": "engram.protocols:KeywordCeiling",
     "HasOptions": "engram.protocols:HasOptions",
     "Summarises": "engram.protocols:Summarises",
     "PrunesDocuments": "engram.protocols:PrunesDocuments",

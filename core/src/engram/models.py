@@ -30,7 +30,7 @@ Metadata = dict[str, JsonValue]
 InputType = Literal["document", "query"]
 SearchMode = Literal["hybrid", "vector", "keyword"]
 FusionMethod = Literal["weighted", "rrf"]
-KeywordScale = Literal["relative", "saturating"]
+KeywordScale = Literal["ceiling", "relative", "saturating"]
 # How weighted fusion sets the two weights for a query (engram.search.fusion.balance_weights).
 FusionBalance = Literal["standout", "fixed"]
 # What `remember` does when the new memory's file name is taken (docs/memory-lifecycle.md).

@@ -257,6 +257,22 @@ class CandidateSearch(Protocol):
 
 
 @runtime_checkable
+class KeywordCeiling(Protocol):
+    """Optional for a store with BM25 keyword search: the query's keyword ceiling, the score a
+    chunk of average length holding each of ``query``'s words once would get from
+    ``keyword_search``: the sum of those words' idf, as the store weighs them (a word the query
+    repeats counts as often as the store counts it; a word no chunk holds counts 0). None when
+    no chunk holds any of them.
+
+    Weighted fusion with ``keyword_scale = "ceiling"`` (the default) divides each keyword score
+    by it: a match on one common word of a long request then brings a small keyword part, and a
+    match on all of a question's rare words about the whole of it, whatever the corpus size.
+    A store without it is fused on the relative scale (``s / best s``)."""
+
+    def keyword_ceiling(self, query: str) -> float | None: ...
+
+
+@runtime_checkable
 class Diagnoses(Protocol):
     """Optional for a store: how it is set up (driver, extensions, server, paths), as JSON-able
     data for ``engram doctor``. Must not raise for a store that works."""

@@ -260,6 +260,17 @@ class MemoryStore(ClosingStore):
         best = sorted(candidates, key=lambda i: (-float(scores[i]), ids[i]))[:k]
         return [Hit(chunk=_copy_chunk(self._chunks[ids[i]]), score=float(scores[i])) for i in best]
 
+    def keyword_ceiling(self, query: str) -> float | None:
+        """The sum of the idf of the query's distinct words that some chunk holds: the BM25
+        score of a chunk of average length holding each once (``engram.KeywordCeiling``)."""
+        terms = sorted(set(tokenize(query)))
+        with self._lock:
+            total = len(self._chunks)
+            held = [len(p) for t in terms if (p := self._postings.get(t))]
+            if not held:
+                return None
+            return sum(math.log(1.0 + (total - n + 0.5) / (n + 0.5)) for n in held)
+
     def keyword_search(self, query: str, k: int, filter: Filter | None = None) -> list[Hit]:
         """BM25 over the store's chunks; chunks without any query word are not returned."""
         _check_k(k)

@@ -12,9 +12,10 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.candidates import Candidates, Keys, Scores
+from engram.errors import StoreError
 from engram.filters import Filter
 from engram.models import Chunk, Hit
-from engram.protocols import CandidateSearch, Store
+from engram.protocols import CandidateSearch, KeywordCeiling, Store
 
 
 class HitPool:
@@ -78,6 +79,7 @@ class CandidatePair(Protocol):
 
 _PAIRS: dict[type, bool] = {}
 _CANDIDATES: dict[type, bool] = {}
+_CEILINGS: dict[type, bool] = {}
 
 
 def _is(kind: type, store: object, seen: dict[type, bool]) -> bool:
@@ -104,6 +106,24 @@ def both_halves(
     if _is(CandidatePair, source, _PAIRS):
         return cast(CandidatePair, source).candidate_pair(vector, query, k, filter)
     return source.vector_candidates(vector, k, filter), source.keyword_candidates(query, k, filter)
+
+
+def keyword_ceiling(store: Store, query: str) -> float | None:
+    """The store's keyword ceiling for ``query`` (``KeywordCeiling``), None when it has none.
+
+    A negative or non-finite ceiling is a store bug: it raises, as a raw BM25 rank does, instead
+    of quietly falling back to the relative scale."""
+    if not _is(KeywordCeiling, store, _CEILINGS):
+        return None
+    value = cast(KeywordCeiling, store).keyword_ceiling(query)
+    if value is None:
+        return None
+    if not math.isfinite(value) or value < 0:
+        raise StoreError(
+            f"{type(store).__name__}.keyword_ceiling returned {value!r}; it must be a sum of "
+            f"idf values (>= 0) or None"
+        )
+    return value
 
 
 def candidate_search(store: Store) -> CandidateSearch:

@@ -7,25 +7,33 @@ Score scales, so fused numbers mean the same thing for every backend:
 - a store's keyword hit carries a positive BM25 relevance ``s`` (for SQLite's ``bm25()``, whose
   rank is negative, ``s = -rank``);
 - weighted fusion mixes cosine clipped to [0, 1] with the keyword score scaled into [0, 1]:
-  by default relative to the query's best keyword hit (``s / max s``), or ``s / (1 + s)``
-  (``keyword_scale = "saturating"``). BM25 magnitudes grow with the corpus and the query (a
-  one-note match in a small vault scores near 0; SciFact's best hits score 16-52), so a fixed
-  curve either drowns the keyword signal or flattens it: on SciFact the saturating scale gives
-  nDCG@10 0.685, below keyword search alone (0.687), and the relative scale 0.728. The fused
+  by default over the query's ceiling (``s / ceiling`` capped at 1, ``keyword_scale =
+  "ceiling"``), the score a chunk of average length holding each of the query's words once
+  would get (``engram.protocols.KeywordCeiling``; the theoretical maximum normalisation of
+  Bruch et al., "An Analysis of Fusion Functions for Hybrid Retrieval", 2023); relative to the
+  query's best keyword hit (``s / max s``) where the store cannot tell the ceiling, or
+  ``keyword_scale = "relative"``; or ``s / (1 + s)`` (``"saturating"``). BM25 magnitudes grow
+  with the corpus and the query (a one-note match in a small vault scores near 0; SciFact's
+  best hits score 16-52), so a fixed curve either drowns the keyword signal or flattens it: on
+  SciFact the saturating scale gives nDCG@10 0.685, below keyword search alone (0.687), and
+  the relative scale 0.728. The relative scale gives the best keyword hit the whole keyword
+  part even when it shares one common word with a long request; over the ceiling that hit
+  gets the share of the request's weight it holds. The fused
   score is in [0, 1] and ``min_score`` applies to it (and to cosine in vector mode); reciprocal
   rank fusion (RRF) scores are on another scale (at most ``2 / (k + 1)``) and keyword-only BM25
   magnitudes depend on the corpus size, so ``min_score`` never applies to those.
 
-Weighted fusion never lets the keyword side win on noise. The relative scale gives the best
-keyword hit 1.0 even when every keyword hit is a stray-word match, so the keyword weight is
-scaled by how much that best hit stands out: ``standout = 1 - mean(bm25) / max(bm25)`` over the
+Weighted fusion never lets the keyword side win on noise. Even over the ceiling every keyword
+hit can be a stray-word match, so the keyword weight is scaled by how much the best hit stands
+out: ``standout = 1 - mean(bm25) / max(bm25)`` over the
 keyword candidates (0 when they all score alike, near 1 when one towers over the rest), and the
 weight used is ``keyword_weight * (floor + (1 - floor) * standout)`` with ``floor =
 keyword_standout_floor`` (0.35). A keyword-only hit gets its true cosine when the store returns
 the chunk's vector (instead of 0, which sank good keyword matches the vector side had cut off).
-Measured on SciFact / LoCoMo with MiniLM (nDCG@10): keyword alone 0.687 / 0.430, vector alone
-0.645 / 0.277, the old fixed 0.7/0.3 blend 0.732 / 0.399 (below keyword alone on LoCoMo), this
-blend 0.740 / 0.455; docs/benchmarks.md has the full report.
+The defaults (ceiling scale, weights 0.5 / 0.5, floor 0.35) were chosen on the dev halves of
+the bench's ten public sets (the setting whose worst dev-half difference from the better single
+mode was highest); on every held-out half the default is not significantly below the better
+single mode. docs/benchmarks.md has the report.
 """
 
 from __future__ import annotations
@@ -120,11 +128,12 @@ def fuse_weighted(
     standout_floor: float = 1.0,
     query_vector: Sequence[float] | None = None,
     balance: FusionBalance = "fixed",
+    ceiling: float | None = None,
 ) -> list[Hit]:
     """``weighted`` over hit lists (see there); a keyword-only chunk's cosine comes from its
-    vector when the hit carries one."""
+    vector when the hit carries one; ``ceiling`` is the query's keyword ceiling, if known."""
     pool = HitPool()
-    vector, keyword = pool.add(vector_hits), pool.add(keyword_hits)
+    vector, keyword = pool.add(vector_hits), pool.add(keyword_hits).with_ceiling(ceiling)
 
     def cosines(keys: Keys) -> Scores:
         if query_vector is None:
@@ -156,8 +165,9 @@ def weighted(
     balance: FusionBalance = "fixed",
 ) -> Fused:
     """Merge store candidates by chunk id: ``wv * clip(cosine, 0, 1) + wk * keyword part``, where
-    the keyword part is ``bm25 / best bm25 of these hits`` (``"relative"``) or
-    ``normalize_keyword(bm25)`` (``"saturating"``).
+    the keyword part is ``min(1, bm25 / keyword.ceiling)`` (``"ceiling"``, when the candidates
+    carry the query's ceiling), ``bm25 / best bm25 of these hits`` (``"relative"``, and
+    ``"ceiling"`` without one) or ``normalize_keyword(bm25)`` (``"saturating"``).
 
     Inputs are store candidates (scores in the store's scale). Weights are rescaled to sum to 1,
     so every fused score is in [0, 1]; with ``standout_floor`` below 1 the keyword weight shrinks
@@ -171,7 +181,7 @@ def weighted(
     """
     wv, wk = _weights(vector_weight, keyword_weight)
     keyword_scores = keyword.scores.tolist()
-    keyword_part = _keyword_scaler(keyword_scores, keyword_scale)
+    keyword_part = _keyword_scaler(keyword_scores, keyword_scale, keyword.ceiling)
     unmatched = 0.0  # the keyword part of a chunk the keyword side did not return
     if balance == "standout":
         parts = keyword_part(np.asarray(keyword_scores, dtype=np.float64)).tolist()
@@ -280,16 +290,25 @@ def keyword_standout(scores: Sequence[float]) -> float:
     return min(1.0, max(0.0, 1.0 - (sum(scores) / len(scores)) / best))
 
 
-def _keyword_scaler(scores: Sequence[float], scale: KeywordScale) -> Callable[[Scores], Scores]:
-    """The map from BM25 relevances to [0, 1] for one query's keyword hits."""
+def _keyword_scaler(
+    scores: Sequence[float], scale: KeywordScale, ceiling: float | None = None
+) -> Callable[[Scores], Scores]:
+    """The map from BM25 relevances to [0, 1] for one query's keyword hits: ``s / ceiling``
+    capped at 1 (``"ceiling"``, when the store told the query's ceiling; else relative),
+    ``s / best s`` (``"relative"``) or ``s / (1 + s)`` (``"saturating"``)."""
     values = np.asarray(scores, dtype=np.float64)
     if not (np.isfinite(values).all() and (values >= 0).all()):
         for score in scores:
             normalize_keyword(score)  # refuses raw (negative) ranks and non-finite scores
     if scale == "saturating":
         return lambda s: s / (1.0 + s)
-    if scale != "relative":
-        raise ConfigError(f"search.keyword_scale must be relative or saturating, got {scale!r}")
+    if scale not in ("relative", "ceiling"):
+        raise ConfigError(
+            f"search.keyword_scale must be ceiling, relative or saturating, got {scale!r}"
+        )
+    if scale == "ceiling" and ceiling is not None and math.isfinite(ceiling) and ceiling > 0:
+        top = ceiling
+        return lambda s: np.minimum(1.0, s / top)
     best = max(scores, default=0.0)
     if best <= 0:
         return lambda s: np.zeros_like(s)

@@ -26,7 +26,7 @@ from engram.errors import (
 from engram.filters import And, Contains, Eq, Filter, In, Ne, Not, Or, Range, matches, parse_filter
 from engram.ingest.records import Records
 from engram.models import Chunk, Document, Hit
-from engram.protocols import HasOptions, ReplacesDocuments, Store
+from engram.protocols import HasOptions, KeywordCeiling, ReplacesDocuments, Store
 from engram.search.candidates import candidate_search
 from engram.stamps import bulk_stamp, selected
 from engram.testing.data import (
@@ -486,6 +486,28 @@ class StoreSuite(SuiteIntegrity):
         got = ids(ready.keyword_search("postgres replica lag", 10))
         assert got[:2] == ["chunk-1", "chunk-2"]
         assert "chunk-3" not in got
+
+    def test_keyword_ceiling_is_what_an_average_chunk_holding_each_word_scores(
+        self, ready: Store
+    ) -> None:
+        """``keyword_ceiling`` (``KeywordCeiling``, when offered) is the keyword score of a chunk
+        of average length holding each query word once: here every chunk is four words long and
+        one holds "harbour" and "lantern" once each. A word no chunk holds adds nothing; a query
+        of such words has no ceiling (None). Failure: the ceiling sums another idf than the
+        ranking (hybrid fusion then mis-scales every keyword hit), or counts absent words."""
+        if not isinstance(ready, KeywordCeiling):
+            return  # fused on the relative scale instead
+        fillers = ["stone bridge over water", "quiet morning with tea", "lantern light at dusk"]
+        ready.upsert(
+            [chunk(1, text="harbour lantern north wind")]
+            + [chunk(2 + i, text=fillers[i % 3]) for i in range(9)]
+        )
+        best = ready.keyword_search("harbour lantern", 1)[0]
+        assert best.chunk.id == "chunk-1"
+        ceiling = ready.keyword_ceiling("harbour lantern")
+        assert ceiling is not None and ceiling == pytest.approx(best.score, rel=1e-6)
+        assert ready.keyword_ceiling("harbour lantern unicorn") == pytest.approx(ceiling, rel=1e-6)
+        assert ready.keyword_ceiling("unicorn") is None
 
     def test_keyword_search_is_sorted_and_limited(self, ready: Store) -> None:
         """Keyword hits come best first, at most ``k`` of them, scores never rising.
