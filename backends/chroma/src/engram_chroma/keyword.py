@@ -16,6 +16,7 @@ announced but not yet seen to land (``pending``).
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
@@ -128,6 +129,27 @@ class KeywordIndex:
         for table in TABLES:
             self._db.execute(f"DELETE FROM {table}")
         self.set_state("schema", SCHEMA)
+
+    def ceiling(self, query: str) -> float | None:
+        """The sum of FTS5's ``bm25()`` idf over the query's distinct words that some chunk
+        holds (``log((N - n + 0.5) / (n + 0.5))``, floored at 1e-6 as FTS5 floors it): the
+        score of a chunk of average length holding each once (``engram.KeywordCeiling``)."""
+        terms = list(dict.fromkeys(tokenize(query)))[:MAX_QUERY_TERMS]
+        if not terms:
+            return None
+        total = int(self._db.execute("SELECT count(*) FROM words_docsize").fetchone()[0])
+        held = [
+            int(
+                self._db.execute(
+                    "SELECT count(*) FROM words WHERE words MATCH ?",
+                    ('"' + term.replace('"', '""') + '"',),
+                ).fetchone()[0]
+            )
+            for term in terms
+        ]
+        if not any(held):
+            return None
+        return sum(max(1e-6, math.log((total - n + 0.5) / (n + 0.5))) for n in held if n)
 
     def search(self, expression: str, limit: int, offset: int) -> list[tuple[str, float]]:
         """``(id, score)`` best first, ``limit`` rows after ``offset`` (``rank`` is ``bm25()``,

@@ -351,6 +351,14 @@ class ChromaStore(ClosingStore):
 
         return self._call("searching vectors", run)
 
+    def keyword_ceiling(self, query: str) -> float | None:
+        """The query's keyword ceiling over the keyword index (``engram.KeywordCeiling``)."""
+        if match_expression(query) is None:
+            return None
+        with self._index.lock:
+            self._call("updating the keyword index", lambda cols: sync.refresh(self._index, cols))
+            return self._index.ceiling(query)
+
     def keyword_search(self, query: str, k: int, filter: Filter | None = None) -> list[Hit]:
         """BM25 over the chunk words; a chunk matches if it holds any word of ``query``."""
         _check_k(k)

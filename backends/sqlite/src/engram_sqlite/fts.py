@@ -60,7 +60,13 @@ def index_text(text: str | bytes) -> str:
 
 
 def match_expression(query: str) -> str | None:
-    """A user's raw text as an FTS5 query: every word a quoted phrase, OR-joined.
+    """A user's raw text as an FTS5 query: every word a quoted phrase, OR-joined
+    (``match_phrases``). None when no word is left."""
+    return " OR ".join(match_phrases(query)) or None
+
+
+def match_phrases(query: str) -> list[str]:
+    """A user's raw text as FTS5 phrases, one quoted phrase per word, repeats kept.
 
     Words are split exactly where the tokenizer splits (``unicode61.SEPARATOR_RANGES``). Nothing
     the user typed is FTS5 syntax: operators, quotes, ``*``, ``^``, ``:`` and parentheses are
@@ -68,7 +74,7 @@ def match_expression(query: str) -> str | None:
     repeated in the expression (up to ``MAX_REPEATS`` times): ``bm25()`` sums over the query's
     phrases, so the word keeps the weight BM25 gives a repeated query term, as in Lucene and
     Anserini (merging repeats cost 0.05 nDCG@10 on long queries). Only the first
-    ``MAX_QUERY_TERMS`` distinct words count. None when no word is left.
+    ``MAX_QUERY_TERMS`` distinct words count.
     """
     counts: dict[str, list[str | int]] = {}  # folded word -> [its first spelling, times]
     for word in _WORD.findall(query):
@@ -81,4 +87,4 @@ def match_expression(query: str) -> str | None:
             seen[1] = min(MAX_REPEATS, int(seen[1]) + 1)
         elif len(counts) < MAX_QUERY_TERMS:
             counts[phrase.lower()] = [phrase, 1]
-    return " OR ".join(str(p) for p, n in counts.values() for _ in range(int(n))) or None
+    return [str(p) for p, n in counts.values() for _ in range(int(n))]

@@ -4,6 +4,7 @@ candidates named by rowid (their chunk ids read only if fusion asks)."""
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from typing import Any, NamedTuple
 
@@ -12,7 +13,7 @@ import numpy.typing as npt
 
 from engram import Candidates, Filter, Keys, NameKeys, Scores
 from engram_sqlite.filters import compile_filter
-from engram_sqlite.fts import match_expression
+from engram_sqlite.fts import match_expression, match_phrases
 from engram_sqlite.matrix import SideMatrix, View
 from engram_sqlite.search_rows import SearchMeta
 from engram_sqlite.sidefile import Matrix, Rowids
@@ -124,3 +125,28 @@ def ranked_rows(conn: sqlite3.Connection, ranked: tuple[str, list[Any]]) -> Scor
 def candidates_of(scored: Scored, name: NameKeys) -> Candidates:
     """Ranked rowids and scores as candidates whose ids ``name`` reads when asked for."""
     return Candidates.by_key(scored[0], scored[1], name)
+
+
+def keyword_ceiling(conn: sqlite3.Connection, query: str) -> float | None:
+    """The BM25 score a chunk of average length holding each of ``query``'s words once would
+    get (``engram.KeywordCeiling``): the sum of FTS5's ``bm25()`` idf over the query's phrases,
+    repeats included, ``log((N - n + 0.5) / (n + 0.5))`` floored at 1e-6 as FTS5 floors it, for
+    the ``n`` chunks of ``N`` holding the phrase. Phrases no chunk holds add nothing; None when
+    none is held. Each count reads the phrase's posting list, as ranking it already does."""
+    phrases = match_phrases(query)
+    if not phrases:
+        return None
+    total = int(conn.execute("SELECT count(*) FROM chunks_fts_docsize").fetchone()[0])
+    held: dict[str, int] = {}
+    ceiling = 0.0
+    for phrase in phrases:
+        n = held.get(phrase)
+        if n is None:
+            n = held[phrase] = int(
+                conn.execute(
+                    "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (phrase,)
+                ).fetchone()[0]
+            )
+        if n:
+            ceiling += max(1e-6, math.log((total - n + 0.5) / (n + 0.5)))
+    return ceiling if any(held.values()) else None

@@ -38,6 +38,7 @@ from engram_sqlite import identity as ident
 from engram_sqlite.connection import Database
 from engram_sqlite.driver import DriverInfo
 from engram_sqlite.filters import compile_filter
+from engram_sqlite.fts import match_expression
 from engram_sqlite.matrix import APPEND_AT, SideMatrix
 from engram_sqlite.migrations import (
     LATEST,
@@ -52,6 +53,7 @@ from engram_sqlite.ranking import (
     VectorTop,
     both_in_one_read,
     candidates_of,
+    keyword_ceiling,
     keyword_ranking,
     ranked_rows,
     vector_top,
@@ -343,6 +345,13 @@ class SQLiteStore(ClosingStore):
             Hit(chunk=to_chunk(row), score=float(row[7]), keyword_score=float(row[7]))
             for row in rows
         ]
+
+    def keyword_ceiling(self, query: str) -> float | None:
+        """The query's keyword ceiling (``engram.KeywordCeiling``; ``ranking.keyword_ceiling``)."""
+        if match_expression(query) is None:
+            return None
+        with self._db.read() as conn:
+            return keyword_ceiling(conn, query)
 
     # -- candidates (engram.protocols.CandidateSearch) ---------------------------------------
 
