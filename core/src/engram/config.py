@@ -96,9 +96,12 @@ class ChunkingConfig(_Section):
 class SearchConfig(_Section):
     mode: SearchMode = "hybrid"
     fusion: FusionMethod = "weighted"
-    vector_weight: float = Field(default=0.6, ge=0)
-    keyword_weight: float = Field(default=0.4, ge=0)
-    keyword_scale: KeywordScale = "relative"
+    vector_weight: float = Field(default=0.5, ge=0)
+    keyword_weight: float = Field(default=0.5, ge=0)
+    # ceiling: each BM25 score over the query's ceiling (the score of a chunk holding each query
+    # word once; engram.protocols.KeywordCeiling), relative where the store cannot tell it.
+    # Chosen with the weights on the dev halves of the bench's ten sets (docs/benchmarks.md).
+    keyword_scale: KeywordScale = "ceiling"
     # fixed: vector_weight / keyword_weight, the keyword one scaled by keyword_standout_floor
     # below; standout: both set per query by how far each side's best hit stands out of its own
     # candidates (engram.search.fusion.balance_weights). Measured in docs/benchmarks.md: fixed

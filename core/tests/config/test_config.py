@@ -101,7 +101,8 @@ def test_defaults_without_any_file() -> None:
     assert config.store.backend == "sqlite"
     assert config.embedder.provider == "local"
     assert config.chunking.describe() == "markdown:400/80"
-    assert (config.search.vector_weight, config.search.keyword_weight) == (0.6, 0.4)
+    assert (config.search.vector_weight, config.search.keyword_weight) == (0.5, 0.5)
+    assert config.search.keyword_scale == "ceiling"
     assert config.search.balance == "fixed"
     assert config.search.keyword_standout_floor == 0.35
     assert config.store.options() == {}

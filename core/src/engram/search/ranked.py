@@ -81,6 +81,21 @@ class Fused:
             fused.keyword_scores[picked],
         )
 
+    def shown(self, limit: int, min_score: float, *, keyword: bool = False) -> Fused:
+        """What a search shows under ``min_score``: its first ``limit`` entries when its best
+        entry clears it (fused score or cosine), else only the entries the keyword side matched
+        (with ``keyword``: keyword mode shows every match, BM25 has no fixed scale to cut on),
+        or nothing.
+
+        The threshold answers "did this search find anything?", not "is each hit good enough?":
+        cut hit by hit, it hid the relevant note from a request that shares no word with it and
+        sits at cosine 0.2-0.35 while the best hits clear it (PrefEval: Recall@100 0.69 against
+        vector search's 0.88, issue 39); a search where nothing clears it still answers
+        "nothing relevant" instead of its nearest unrelated notes."""
+        if (self.scores >= min_score).any() or (self.vector_scores >= min_score).any():
+            return self.head(limit)
+        return self.head(limit, math.inf, or_keyword=keyword)
+
     def resolved(self, through: int | None = None) -> Fused:
         """This ranking with equal scores in chunk id order: every run of them, or those that
         start at or before position ``through``."""

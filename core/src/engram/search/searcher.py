@@ -16,7 +16,7 @@ from engram.errors import (
 from engram.filters import Filter
 from engram.models import Hit, IndexIdentity, SearchMode, SearchResult
 from engram.protocols import CandidateSearch, Embedder, Store
-from engram.search.candidates import both_halves, candidate_search
+from engram.search.candidates import both_halves, candidate_search, keyword_ceiling
 from engram.search.fusion import normalize_keyword, rrf, single, weighted
 from engram.search.ranked import Fused
 from engram.stores.checks import check_identity
@@ -30,10 +30,11 @@ SearcherOptions = SearchConfig
 class HybridSearcher:
     """The default searcher: vector, keyword, or both fused (weighted or RRF).
 
-    Each side fetches ``limit * candidate_multiplier`` candidates. ``min_score`` applies to
-    cosine in vector mode and, in weighted hybrid mode, to the fused score or the hit's cosine,
-    whichever is higher (so hybrid never drops a hit vector mode shows); never to keyword-only
-    results (BM25 magnitudes depend on corpus size) nor to RRF scores (another scale). In
+    Each side fetches ``limit * candidate_multiplier`` candidates. ``min_score`` is the bar the
+    best hit must clear for a search to show its ranking (``Fused.shown``): its cosine in vector
+    mode, its fused score or cosine in weighted hybrid mode, where keyword matches are shown
+    even below it; never applied to keyword-only results (BM25 magnitudes depend on corpus
+    size) nor to RRF scores (another scale). In
     hybrid mode a missing or failing embedder degrades to keyword results (``degraded=True`` plus
     a warning); a store without keyword search gives vector results with a warning.
     ``SearchResult.mode`` is the mode actually used.
@@ -190,11 +191,14 @@ class HybridSearcher:
             )
             return self._keyword(query, store, pool, limit, filter, degraded=True, warnings=[note])
         source = candidate_search(store)
-        vector_side, keyword_side = both_halves(source, vector, keyword_query(query), pool, filter)
+        words = keyword_query(query)
+        vector_side, keyword_side = both_halves(source, vector, words, pool, filter)
         opts = self.options
         if opts.fusion == "rrf":
             fused = rrf(vector_side, keyword_side, k=opts.rrf_k)
             return SearchResult(query=query, mode="hybrid", hits=_build(source, fused.head(limit)))
+        if opts.keyword_scale == "ceiling" and keyword_side.ceiling is None and len(keyword_side):
+            keyword_side = keyword_side.with_ceiling(keyword_ceiling(store, words))
         fused = weighted(
             vector_side,
             keyword_side,
@@ -205,15 +209,15 @@ class HybridSearcher:
             cosines=lambda keys: source.key_scores(keys, vector),
             balance=opts.balance,
         )
-        # Hybrid never drops what a single mode shows (passes_min_score): a hit passes when its
-        # fused score or its cosine clears min_score (a hit only the vector side found is
-        # diluted by its missing keyword part, yet vector mode shows it), or when the keyword
-        # side matched it (keyword mode shows every match: BM25 has no fixed scale to cut on).
-        kept = fused.head(limit, opts.min_score, or_cosine=True, or_keyword=True)
+        # min_score decides whether the search found anything (``Fused.shown``): when its best
+        # hit's fused score or cosine clears it, the ranking is shown; else only keyword
+        # matches (keyword mode shows every match: BM25 has no fixed scale to cut on). So hybrid
+        # never hides what a single mode shows.
+        kept = fused.shown(limit, opts.min_score, keyword=True)
         return SearchResult(query=query, mode="hybrid", hits=_build(source, kept))
 
     def _cut(self, fused: Fused, limit: int) -> Fused:
-        return fused.head(limit, self.options.min_score)
+        return fused.shown(limit, self.options.min_score)
 
 
 def _build(source: CandidateSearch, fused: Fused) -> list[Hit]:
