@@ -64,6 +64,7 @@ class Mode:
 
 # The default weighted fusion, RRF, and the opt-in per-query balance (so the same run compares it).
 STANDOUT = (("balance", "standout"), ("vector_weight", 0.5), ("keyword_weight", 0.5))
+RELATIVE = (("keyword_scale", "relative"), ("vector_weight", 0.6), ("keyword_weight", 0.4))
 MODES = (
     Mode("keyword", "keyword"),
     Mode("vector", "vector"),
@@ -72,6 +73,8 @@ MODES = (
     Mode("hybrid-weighted", "hybrid", "weighted"),
     Mode("hybrid-rrf", "hybrid", "rrf"),
     Mode("hybrid-standout", "hybrid", "weighted", STANDOUT),
+    # The fusion shipped before the ceiling scale, so each run shows what the change moved.
+    Mode("hybrid-relative", "hybrid", "weighted", RELATIVE),
 )
 
 
