@@ -40,6 +40,7 @@ from engram.filters import And, Eq, Filter
 from engram.models import Chunk, Document, Hit, IndexIdentity
 from engram.protocols import (
     Diagnoses,
+    KeywordCeiling,
     Optimizes,
     PrunesDocuments,
     ReplacesDocuments,
@@ -311,6 +312,13 @@ class OriginStore(ClosingStore):
 
     def keyword_search(self, query: str, k: int, filter: Filter | None = None) -> list[Hit]:
         return self._hits(self.inner.keyword_search(query, k, filter))
+
+    def keyword_ceiling(self, query: str) -> float | None:
+        """The shared store's ceiling (``KeywordCeiling``): every origin's chunks count, as in
+        its ranking; None when the store has none (fusion is then relative)."""
+        if isinstance(self.inner, KeywordCeiling):
+            return self.inner.keyword_ceiling(query)
+        return None
 
     def reset(self) -> None:
         """Empty this origin's part of the store: its chunks and records. Other origins' rows
