@@ -49,8 +49,9 @@ WORDS = [
 
 
 class HitsOnly:
-    """The same SQLite store seen through the plain Store methods only (no candidates), so the
-    searcher takes core's path over hit lists, which builds every candidate's chunk."""
+    """The same SQLite store seen through the plain Store methods only (no candidates; its
+    keyword ceiling, which fusion asks either way), so the searcher takes core's path over hit
+    lists, which builds every candidate's chunk."""
 
     capabilities: ClassVar[frozenset[StoreCapability]] = SQLiteStore.capabilities
 
@@ -67,6 +68,10 @@ class HitsOnly:
 
     def keyword_search(self, query: str, k: int, filter: Filter | None = None) -> list[Hit]:
         return self._store.keyword_search(query, k, filter)
+
+    def keyword_ceiling(self, query: str) -> float | None:
+        """Not a candidate method: a store's ceiling serves fusion on either path."""
+        return self._store.keyword_ceiling(query)
 
 
 class TableEmbedder:

@@ -16,6 +16,7 @@ from engram.memories.policy import MemorySearch
 from engram.memories.query_types import asked_type, typed_hits, with_typed
 from engram.memories.subjects import subject_filter
 from engram.models import SearchMode, SearchResult
+from engram.search.fusion import passes_min_score
 from engram.text.redact import strip_private
 
 
@@ -32,12 +33,16 @@ def search(
     recency_weight: float | None = None,
     per_document: bool | None = None,
     typed: bool = True,
+    hit_floor: float | None = None,
 ) -> SearchResult:
     """Rank chunks for ``query`` through ``policy`` (``None`` options take the ``[search]``
     defaults). ``memory_type`` keeps only memories of that type; with ``typed`` (off for a
     collection, whose caller's metadata is its own and has no memory types) the type the
     query names, or ``memory_type``, puts that type's live memories first. ``subject`` keeps
-    only memories about it, whatever its case (``engram.memories.subjects``), typed hits too."""
+    only memories about it, whatever its case (``engram.memories.subjects``), typed hits too.
+    ``hit_floor`` keeps, of the search's own hits, only those that clear it themselves (fused
+    score or cosine) or that the keyword side matched (``passes_min_score``): recall's rule for
+    what a session is given unasked; the typed hits stay, as every face shows them."""
     if subject is not None:
         about = subject_filter(subject)
         filter = about if filter is None else And(filters=[about, filter])
@@ -54,6 +59,9 @@ def search(
         recency_weight=recency_weight,
         per_document=per_document,
     )
+    if hit_floor is not None:
+        kept = [h for h in result.hits if passes_min_score(h, hit_floor)]
+        result = result.model_copy(update={"hits": kept})
     if not typed:
         return result
     clean = strip_private(query)

@@ -25,7 +25,6 @@ from engram.memories.judge.conflicts import created_at_of, note, older_conflicts
 from engram.memories.policy import MemorySearch
 from engram.memories.writer import Writer
 from engram.models import MemoryInfo, Metadata
-from engram.search.fusion import passes_min_score
 from engram.text.redact import strip_private
 from engram.text.tokens import Tokenizer, default_tokenizer
 from engram.types import PINNED_TYPES  # what a session opens with, newest first
@@ -121,12 +120,18 @@ def _search(
 ) -> list[RecallItem]:
     flt = source_filter(source) if source else None
     # Accesses are counted for what the block holds, not for every candidate.
-    result = search_entry.search(search, query, limit=writer.config.recall.candidates, filter=flt)
     # What a session is given unasked must be relevant hit by hit: a search shows its whole
     # ranking once its best hit clears min_score (``Fused.shown``), the block only the hits
-    # that clear it themselves (fused score or cosine) or that the keyword side matched.
-    floor = writer.config.search.min_score
-    hits = [h for h in result.hits if passes_min_score(h, floor)]
+    # that clear it themselves (fused score or cosine) or that the keyword side matched, and
+    # the live memories of a type the query names (``hit_floor``).
+    result = search_entry.search(
+        search,
+        query,
+        limit=writer.config.recall.candidates,
+        filter=flt,
+        hit_floor=writer.config.search.min_score,
+    )
+    hits = result.hits
     items = []
     created = created_at_of(h.chunk.metadata for h in hits)
     for hit in hits:
