@@ -3,6 +3,7 @@ seconds, the index's own writes never trigger a run, and the watcher stops on re
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -12,9 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from watchfiles import Change
 
 from agent_support import wait_until
-from engram.cli.watch import WatchEvent, background_watcher, watch_memory
+from engram.cli.watch import WatchEvent, _Relevant, background_watcher, watch_memory
 from engram.memory import Memory
 from engram.tools.toolbox import Toolbox
 from support import MemoryFactory, write_vault
@@ -92,6 +94,31 @@ def test_a_memory_stored_meanwhile_is_kept_and_index_writes_cause_no_runs(
         assert all(e.report and e.report.removed == 0 for e in runs)
         assert watcher.finds("durian")
         assert stored.path in watcher.memory.store.list_documents()
+
+
+def test_files_written_into_new_folders_at_once_are_found(watcher: Watcher) -> None:
+    """A file written the moment its folder is made can come before the watch on the folder
+    (inotify then reports the folder only): the new folder triggers the run that finds it."""
+    root = watcher.memory.config.root / "notes"
+    words = ["quince", "medlar", "loquat", "sapote", "rambutan"]
+    for i, word in enumerate(words):
+        folder = root / f"new{i}" / "deeper"
+        folder.mkdir(parents=True)
+        (folder / f"{word}.md").write_text(f"# {word}\n\n{word} harvest notes\n", "utf-8")
+    for word in words:
+        wait_until(functools.partial(watcher.finds, word), timeout=120, what=f"{word} found")
+
+
+def test_a_new_folder_counts_as_a_change_unless_it_is_the_index_own(tmp_path: Path) -> None:
+    made = tmp_path / "type-folder"
+    made.mkdir()
+    own = tmp_path / ".engram" / "cache"
+    own.mkdir(parents=True)
+    relevant = _Relevant([tmp_path], [])
+    assert relevant(Change.added, str(made))
+    assert not relevant(Change.added, str(own))
+    assert not relevant(Change.modified, str(made))
+    assert not relevant(Change.added, str(tmp_path.parent))  # outside the watched folders
 
 
 def test_background_watcher_serves_tools_and_stops(

@@ -44,7 +44,13 @@ class WatchEvent:
 
 
 class _Relevant(DefaultFilter):
-    """Markdown under the vault and memory folders, JSON under transcript folders."""
+    """Markdown under the vault and memory folders, JSON under transcript folders, and a new
+    folder under either.
+
+    A new folder counts because a file written into it at once can come before the watch on
+    the folder does: inotify then reports the folder and never the file (``remember`` into a
+    type folder that did not exist yet was missed now and then). The run it triggers is the
+    ordinary incremental index, which finds the file whatever the events said."""
 
     def __init__(self, vault: list[Path], sessions: list[Path]) -> None:
         super().__init__()
@@ -55,6 +61,8 @@ class _Relevant(DefaultFilter):
         if not super().__call__(change, path) or path.endswith(TEMP_SUFFIX):
             return False
         p = Path(path)
+        if change == Change.added and p.is_dir():
+            return _under(p, [*self.vault, *self.sessions]) and ".engram" not in p.parts
         if p.suffix.lower() in MARKDOWN and _under(p, self.vault):
             return ".engram" not in p.parts
         return p.suffix.lower() in TRANSCRIPTS and _under(p, self.sessions)
