@@ -25,11 +25,9 @@ NameKeys = Callable[[Keys], list[str]]
 class Candidates:
     """Best first, one entry per chunk: ``ids``, ``scores`` and the store's ``keys``; for keyword
     candidates, optionally each one's ``cosines`` with the query (NaN without a vector), when
-    the store had them at hand (fusion then asks ``key_scores`` nothing), and the query's
-    ``ceiling``: the score a chunk holding each query word once would get (``KeywordCeiling``,
-    ``engram.protocols``), None when the store cannot tell."""
+    the store had them at hand (fusion then asks ``key_scores`` nothing)."""
 
-    __slots__ = ("_ids", "_name", "ceiling", "cosines", "keys", "scores")
+    __slots__ = ("_ids", "_name", "cosines", "keys", "scores")
 
     def __init__(
         self,
@@ -46,7 +44,6 @@ class Candidates:
         self.scores = scores
         self.keys = keys
         self.cosines = cosines
-        self.ceiling: float | None = None
 
     @property
     def ids(self) -> list[str]:
@@ -91,15 +88,7 @@ class Candidates:
         if len(cosines) != len(self.keys):
             raise ValueError(f"{len(cosines)} cosines for {len(self.keys)} candidates")
         values = np.asarray(cosines, dtype=np.float64)
-        out = Candidates(self._ids, self.scores, self.keys, values, self._name)
-        out.ceiling = self.ceiling
-        return out
-
-    def with_ceiling(self, ceiling: float | None) -> Candidates:
-        """These candidates with the query's keyword ceiling (None: unknown)."""
-        out = Candidates(self._ids, self.scores, self.keys, self.cosines, self._name)
-        out.ceiling = ceiling
-        return out
+        return Candidates(self._ids, self.scores, self.keys, values, self._name)
 
     @classmethod
     def empty(cls) -> Candidates:

@@ -133,7 +133,7 @@ def fuse_weighted(
     """``weighted`` over hit lists (see there); a keyword-only chunk's cosine comes from its
     vector when the hit carries one; ``ceiling`` is the query's keyword ceiling, if known."""
     pool = HitPool()
-    vector, keyword = pool.add(vector_hits), pool.add(keyword_hits).with_ceiling(ceiling)
+    vector, keyword = pool.add(vector_hits), pool.add(keyword_hits)
 
     def cosines(keys: Keys) -> Scores:
         if query_vector is None:
@@ -149,6 +149,7 @@ def fuse_weighted(
         standout_floor=standout_floor,
         cosines=cosines,
         balance=balance,
+        ceiling=ceiling,
     )
     return fused.hits(pool.chunks_for(fused.keys))
 
@@ -163,10 +164,11 @@ def weighted(
     standout_floor: float = 1.0,
     cosines: Callable[[Keys], Scores] | None = None,
     balance: FusionBalance = "fixed",
+    ceiling: float | None = None,
 ) -> Fused:
     """Merge store candidates by chunk id: ``wv * clip(cosine, 0, 1) + wk * keyword part``, where
-    the keyword part is ``min(1, bm25 / keyword.ceiling)`` (``"ceiling"``, when the candidates
-    carry the query's ceiling), ``bm25 / best bm25 of these hits`` (``"relative"``, and
+    the keyword part is ``min(1, bm25 / ceiling)`` (``"ceiling"``, when the query's ceiling
+    is known), ``bm25 / best bm25 of these hits`` (``"relative"``, and
     ``"ceiling"`` without one) or ``normalize_keyword(bm25)`` (``"saturating"``).
 
     Inputs are store candidates (scores in the store's scale). Weights are rescaled to sum to 1,
@@ -181,7 +183,7 @@ def weighted(
     """
     wv, wk = _weights(vector_weight, keyword_weight)
     keyword_scores = keyword.scores.tolist()
-    keyword_part = _keyword_scaler(keyword_scores, keyword_scale, keyword.ceiling)
+    keyword_part = _keyword_scaler(keyword_scores, keyword_scale, ceiling)
     unmatched = 0.0  # the keyword part of a chunk the keyword side did not return
     if balance == "standout":
         parts = keyword_part(np.asarray(keyword_scores, dtype=np.float64)).tolist()

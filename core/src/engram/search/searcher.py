@@ -197,8 +197,7 @@ class HybridSearcher:
         if opts.fusion == "rrf":
             fused = rrf(vector_side, keyword_side, k=opts.rrf_k)
             return SearchResult(query=query, mode="hybrid", hits=_build(source, fused.head(limit)))
-        if opts.keyword_scale == "ceiling" and keyword_side.ceiling is None and len(keyword_side):
-            keyword_side = keyword_side.with_ceiling(keyword_ceiling(store, words))
+        wants_ceiling = opts.keyword_scale == "ceiling" and len(keyword_side) > 0
         fused = weighted(
             vector_side,
             keyword_side,
@@ -208,6 +207,7 @@ class HybridSearcher:
             standout_floor=opts.keyword_standout_floor,
             cosines=lambda keys: source.key_scores(keys, vector),
             balance=opts.balance,
+            ceiling=keyword_ceiling(store, words) if wants_ceiling else None,
         )
         # min_score decides whether the search found anything (``Fused.shown``): when its best
         # hit's fused score or cosine clears it, the ranking is shown; else only keyword
